@@ -1,0 +1,57 @@
+"""Choosing the device and seeding randomness.
+
+``get_device()`` picks the best accelerator present (cuda, then mps, then cpu).
+Set ``COURSE_DEVICE=cpu|cuda|mps`` to choose one yourself, for example to present
+on a laptop CPU although a GPU is there.
+"""
+
+import os
+import random
+
+import numpy as np
+import torch
+
+DEVICE_ENV = "COURSE_DEVICE"
+KNOWN_DEVICES = ("cpu", "cuda", "mps")
+
+
+def _available(name: str) -> bool:
+    if name == "cuda":
+        return torch.cuda.is_available()
+    if name == "mps":
+        return torch.backends.mps.is_available()
+    return True
+
+
+def get_device() -> torch.device:
+    """The device the notebooks compute on.
+
+    ``COURSE_DEVICE`` overrides the automatic choice; asking for a device that is
+    unknown or not present raises ``ValueError``.
+    """
+    requested = os.environ.get(DEVICE_ENV, "").strip().lower()
+    if requested:
+        if requested not in KNOWN_DEVICES:
+            raise ValueError(
+                f"{DEVICE_ENV} must be one of {', '.join(KNOWN_DEVICES)}; got {requested!r}"
+            )
+        if not _available(requested):
+            raise ValueError(
+                f"{DEVICE_ENV}={requested} but no {requested} device is available on this machine"
+            )
+        return torch.device(requested)
+    for name in ("cuda", "mps"):
+        if _available(name):
+            return torch.device(name)
+    return torch.device("cpu")
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python's ``random``, NumPy and torch (every device) with ``seed``."""
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int; got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0; got {seed}")
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device

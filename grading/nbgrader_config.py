@@ -1,0 +1,23 @@
+"""nbgrader configuration of the workbook.
+
+The course root is this folder (grading/). The instructor source lives in
+../solutions and the student release in ../notebooks, so the layout is
+
+    solutions/<assignment>/<assignment>.ipynb    source, with solutions and hidden tests
+    notebooks/<assignment>/<assignment>.ipynb    student release (generated, committed)
+    grading/submitted/<student>/<assignment>/    students' work       (git-ignored)
+    grading/autograded/, grading/feedback/, grading/gradebook.db     (git-ignored)
+"""
+
+import os
+
+c = get_config()  # noqa: F821  (provided by nbgrader when it loads this file)
+
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.source_directory = "../solutions"
+c.CourseDirectory.release_directory = "../notebooks"
+
+# Per-cell time limit while autograding. nbgrader's default of 30 s is too short for a
+# cold kernel importing torch on a busy 2-core machine; 120 s still stops a student's
+# endless loop, and the notebooks' own cells stay under 10 s in their quick sizes.
+c.Execute.timeout = 120

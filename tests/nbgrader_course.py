@@ -1,0 +1,48 @@
+"""A throw-away nbgrader course for tests, and the student submissions put into it."""
+
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from course_utils.grading import Course, release
+from tests.conftest import REPO
+
+SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", flags=re.M)
+
+
+def make_course(root: Path) -> Course:
+    """A course in ``root`` whose source is the repository's solutions/, freshly released."""
+    (root / "grading").mkdir(parents=True)
+    shutil.copy(REPO / "grading" / "nbgrader_config.py", root / "grading")
+    (root / "solutions").symlink_to(REPO / "solutions", target_is_directory=True)
+    (root / "notebooks").mkdir()
+    course = Course(root / "grading")
+    release(course)
+    return course
+
+
+def grade_id(cell) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def solution_cells(assignment: str) -> dict[str, str]:
+    """{answer grade_id: its solution, markers removed} from the instructor source."""
+    source = nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
+    return {
+        grade_id(cell): SOLUTION_MARKERS.sub("", cell.source)
+        for cell in source.cells
+        if cell.metadata.get("nbgrader", {}).get("solution")
+    }
+
+
+def submit(course: Course, assignment: str, student: str, answers: dict[str, str]) -> None:
+    """Put ``student``'s copy of the release, with ``answers`` typed into the answer cells."""
+    notebook = nbformat.read(course.release / assignment / f"{assignment}.ipynb", as_version=4)
+    for cell in notebook.cells:
+        if grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+    folder = course.root / "submitted" / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, folder / f"{assignment}.ipynb")

@@ -1,0 +1,56 @@
+"""The attention heatmap and the scale slider."""
+
+import math
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+from course_utils.attention import attention_weights, causal_mask
+from course_utils.plotting import plot_attention
+from course_utils.widgets import softmax_scale_slider
+
+TOKENS = ["I", "am", "good"]
+
+
+def test_heatmap_labels_axes_with_tokens_and_marks_masked_entries():
+    alpha = attention_weights(torch.randn(3, 4), torch.randn(3, 4), causal=True)
+    ax = plot_attention(alpha, TOKENS, mask=causal_mask(3), title="causal")
+    assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS
+    assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("masked") == 3 and texts[0] == "1.00"
+    assert ax.get_title() == "causal"
+    plt.close("all")
+
+
+def test_heatmap_shows_nan_rows():
+    weights = torch.tensor([[float("nan"), float("nan")], [1.0, 0.0]])
+    ax = plot_attention(weights, ["a", "b"])
+    assert [t.get_text() for t in ax.texts] == ["NaN", "NaN", "1.00", "0.00"]
+    plt.close("all")
+
+
+@pytest.mark.parametrize(
+    ("weights", "tokens", "error", "words"),
+    [
+        (torch.ones(2, 3), TOKENS, ValueError, "do not match"),
+        (torch.ones(2, 3, 3), TOKENS, ValueError, "2-D"),
+        (torch.ones(3, 3, dtype=torch.long), TOKENS, TypeError, "floating-point"),
+    ],
+)
+def test_heatmap_bad_input(weights, tokens, error, words):
+    with pytest.raises(error, match=words):
+        plot_attention(weights, tokens)
+
+
+def test_slider_starts_at_one_over_sqrt_dk():
+    widget = softmax_scale_slider([-1.0, -4.0, 2.0], TOKENS, d_k=4)
+    slider = widget.children[0]
+    assert slider.value == pytest.approx(1 / math.sqrt(4))
+    plt.close("all")
+
+
+def test_slider_bad_input():
+    with pytest.raises(ValueError, match="one entry per label"):
+        softmax_scale_slider([1.0, 2.0], TOKENS, d_k=4)
