@@ -1,0 +1,100 @@
+"""The offline corpora and evaluation sets (all shipped inside installed packages).
+
+* ``wikipedia_articles()``: 106 English Wikipedia articles (about 470k words) from
+  gensim's bundled dump, wiki markup stripped; the main corpus of the workbook.
+* ``lee_sentences()``: a small news corpus (about 60k words), one document a line.
+* ``word_pairs("wordsim353" | "simlex999")``: word pairs with human similarity scores.
+* ``analogy_questions()``: the Google analogy questions ("athens greece baghdad iraq").
+
+Nothing is downloaded. Loaders are cached: the second call is free.
+"""
+
+import bz2
+import functools
+import re
+
+from gensim.corpora.wikicorpus import extract_pages, filter_wiki
+from gensim.test.utils import datapath
+
+WIKIPEDIA_DUMP = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+PAIR_FILES = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
+WORD = re.compile(r"[a-z]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased runs of the letters a–z.
+
+    ``"The dog's bark!"`` -> ``['the', 'dog', 's', 'bark']``
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str; got {type(text).__name__}")
+    return WORD.findall(text.lower())
+
+
+def _strip_markup(wiki_text: str) -> str:
+    text = filter_wiki(wiki_text)
+    text = re.sub(r"'{2,}", "", text)  # ''italic'' and '''bold'''
+    text = re.sub(r"^=+\s*(.*?)\s*=+\s*$", r"\1", text, flags=re.M)  # ==Headings==
+    text = re.sub(r"[ \t]+\n", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+@functools.cache
+def wikipedia_articles() -> tuple[tuple[str, str], ...]:
+    """(title, plain text) of every article in the dump; redirects and meta pages dropped."""
+    articles = []
+    with bz2.open(datapath(WIKIPEDIA_DUMP)) as dump:
+        for title, wiki_text, _ in extract_pages(dump):
+            if ":" in title or wiki_text.lstrip().upper().startswith("#REDIRECT"):
+                continue
+            articles.append((title, _strip_markup(wiki_text)))
+    return tuple(articles)
+
+
+def wikipedia_text() -> str:
+    """All articles as one string, separated by blank lines."""
+    return "\n\n".join(text for _, text in wikipedia_articles())
+
+
+@functools.cache
+def wikipedia_sentences() -> tuple[tuple[str, ...], ...]:
+    """The articles as tokenized paragraphs (lists of words), the unit skip-gram trains on."""
+    paragraphs = (p for _, text in wikipedia_articles() for p in text.split("\n"))
+    return tuple(words for words in map(tuple, map(tokenize, paragraphs)) if len(words) > 1)
+
+
+@functools.cache
+def lee_sentences() -> tuple[tuple[str, ...], ...]:
+    """The Lee news corpus, one tokenized document per line."""
+    with open(datapath("lee_background.cor"), encoding="utf-8") as handle:
+        return tuple(tuple(tokenize(line)) for line in handle if line.strip())
+
+
+@functools.cache
+def word_pairs(name: str) -> tuple[tuple[str, str, float], ...]:
+    """(word 1, word 2, human score) of WordSim-353 or SimLex-999, lower-cased."""
+    if name not in PAIR_FILES:
+        raise ValueError(f"name must be one of {', '.join(PAIR_FILES)}; got {name!r}")
+    pairs = []
+    with open(datapath(PAIR_FILES[name]), encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("#") or not line.strip():
+                continue
+            first, second, score = line.split("\t")[:3]
+            pairs.append((first.lower(), second.lower(), float(score)))
+    return tuple(pairs)
+
+
+@functools.cache
+def analogy_questions() -> dict[str, tuple[tuple[str, str, str, str], ...]]:
+    """{section: (a, b, c, d) questions "a is to b as c is to d"}, lower-cased, in file order."""
+    sections: dict[str, list] = {}
+    current = None
+    with open(datapath("questions-words.txt"), encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith(":"):
+                current = line[1:].strip()
+                sections[current] = []
+            elif line.strip():
+                sections[current].append(tuple(line.lower().split()))
+    return {name: tuple(questions) for name, questions in sections.items()}

@@ -1,0 +1,41 @@
+"""The offline corpora load, are clean, and are what design.md §6 says."""
+
+import pytest
+
+from course_utils import data
+
+
+def test_wikipedia_corpus_is_about_450k_words_of_plain_text():
+    articles = data.wikipedia_articles()
+    assert 100 <= len(articles) <= 110
+    titles = [title for title, _ in articles]
+    assert "Anarchism" in titles and "Aristotle" in titles
+    text = data.wikipedia_text()
+    assert 2_500_000 < len(text) < 3_500_000
+    assert "'''" not in text and "[[" not in text and "==History==" not in text
+    words = sum(len(sentence) for sentence in data.wikipedia_sentences())
+    assert 400_000 < words < 520_000
+
+
+def test_lee_corpus_and_tokenizer():
+    assert data.tokenize("The dog's BARK, twice!") == ["the", "dog", "s", "bark", "twice"]
+    words = sum(len(line) for line in data.lee_sentences())
+    assert 50_000 < words < 70_000
+
+
+def test_evaluation_sets():
+    wordsim = data.word_pairs("wordsim353")
+    simlex = data.word_pairs("simlex999")
+    assert len(wordsim) == 353 and len(simlex) == 999
+    assert ("tiger", "cat", 7.35) in wordsim
+    assert ("smart", "intelligent", 9.2) in simlex
+    questions = data.analogy_questions()
+    assert questions["capital-common-countries"][0] == ("athens", "greece", "baghdad", "iraq")
+    assert sum(len(q) for q in questions.values()) == 19544
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="wordsim353, simlex999; got 'men'"):
+        data.word_pairs("men")
+    with pytest.raises(TypeError, match="must be a str"):
+        data.tokenize(["a", "list"])
