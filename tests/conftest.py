@@ -17,9 +17,29 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 matplotlib.use("Agg")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--assignment",
+        action="append",
+        default=[],
+        help="release and grade only this assignment (repeatable); default: all of solutions/",
+    )
+
+
 @pytest.fixture(scope="session")
-def course(tmp_path_factory):
-    """A throw-away nbgrader course over solutions/, released once for the whole session."""
+def assignments(request):
+    """The assignments under test: --assignment ones, else every folder of solutions/."""
+    every = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
+    chosen = request.config.getoption("--assignment") or every
+    unknown = set(chosen) - set(every)
+    if unknown:
+        raise pytest.UsageError(f"--assignment: no such assignment {sorted(unknown)}")
+    return chosen
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory, assignments):
+    """A throw-away nbgrader course over those assignments, released once per session."""
     from tests.nbgrader_course import make_course
 
-    return make_course(tmp_path_factory.mktemp("course"))
+    return make_course(tmp_path_factory.mktemp("course"), assignments)

@@ -12,11 +12,13 @@ from tests.conftest import REPO
 SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", flags=re.M)
 
 
-def make_course(root: Path) -> Course:
-    """A course in ``root`` whose source is the repository's solutions/, freshly released."""
+def make_course(root: Path, assignments: list[str]) -> Course:
+    """A course in ``root`` over these assignments of solutions/, freshly released."""
     (root / "grading").mkdir(parents=True)
     shutil.copy(REPO / "grading" / "nbgrader_config.py", root / "grading")
-    (root / "solutions").symlink_to(REPO / "solutions", target_is_directory=True)
+    (root / "solutions").mkdir()
+    for assignment in assignments:
+        (root / "solutions" / assignment).symlink_to(REPO / "solutions" / assignment)
     (root / "notebooks").mkdir()
     course = Course(root / "grading")
     release(course)

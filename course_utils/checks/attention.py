@@ -1,20 +1,23 @@
-"""Diagnostic assertions for the notebooks' test cells.
-
-A bare ``assert`` tells a student only that something is wrong. These checks say
-what is expected, what came, and, where the answer matches a known mistake (no
-√d_k, softmax over the wrong axis, the diagonal masked too, ...), which mistake.
-Each raises ``AssertionError`` so that nbgrader counts the test as failed.
-"""
+"""Diagnostic checks for attention: scores, weights, outputs, softmax."""
 
 import torch
 
-from .attention import attention_scores, attention_weights, causal_mask, masked_softmax
+from ..attention import attention_scores, attention_weights, causal_mask, masked_softmax
+from .core import QUERY_AXIS, as_tensor, check_close
+
+__all__ = [
+    "MISTAKES",
+    "attention_mistakes",
+    "check_attention_output",
+    "check_attention_weights",
+    "check_scores",
+    "check_softmax",
+]
 
 MISTAKES = {
     "no_scale": "you did not divide by √d_k",
     "divide_by_dk": "you divided by d_k instead of √d_k",
-    "query_axis": "you took the softmax over the queries (dim=0) instead of over the keys "
-    "(the last axis): each ROW must sum to 1",
+    "query_axis": QUERY_AXIS,
     "diagonal_masked": "you masked the diagonal as well (j ≥ i): position i must still see "
     "itself, so mask only j > i",
     "no_mask": "you did not apply the causal mask: position i must not see any j > i",
@@ -24,86 +27,6 @@ MISTAKES = {
     "values_not_weighted": "the weights are right but the output is not α V: "
     "did you multiply by the keys or the queries instead of the values?",
 }
-
-
-def as_tensor(value, name: str = "answer") -> torch.Tensor:
-    """A float64 CPU tensor of ``value`` (a tensor, NumPy array, list or number)."""
-    if value is None:
-        raise AssertionError(f"{name} is None: did you forget to return or assign it?")
-    if isinstance(value, torch.Tensor):
-        return value.detach().to("cpu", torch.float64)
-    try:
-        return torch.as_tensor(value, dtype=torch.float64)
-    except (TypeError, ValueError, RuntimeError) as error:
-        raise AssertionError(
-            f"{name} must be numbers; got {type(value).__name__}: {error}"
-        ) from None
-
-
-def _same(a: torch.Tensor, b: torch.Tensor, atol: float) -> bool:
-    return a.shape == b.shape and torch.allclose(a, b, rtol=0.0, atol=atol, equal_nan=True)
-
-
-def _round(t: torch.Tensor) -> list:
-    return torch.round(t * 1e4).div(1e4).tolist()
-
-
-def check_shape(actual, expected_shape, name: str = "answer") -> None:
-    """Fail unless ``actual`` has shape ``expected_shape``."""
-    got = tuple(as_tensor(actual, name).shape)
-    if got != tuple(expected_shape):
-        raise AssertionError(f"{name} should have shape {tuple(expected_shape)}; got {got}")
-
-
-def check_close(actual, expected, name: str = "answer", atol: float = 1e-4, mistakes=None) -> None:
-    """Fail unless ``actual`` equals ``expected`` within ``atol``.
-
-    ``mistakes`` maps a message to the value a known mistake would give; when the
-    answer matches one of them, that message is the diagnosis.
-    """
-    actual_t = as_tensor(actual, name)
-    expected_t = as_tensor(expected, "expected")
-    if actual_t.shape != expected_t.shape:
-        raise AssertionError(
-            f"{name} should have shape {tuple(expected_t.shape)}; got {tuple(actual_t.shape)}"
-        )
-    if _same(actual_t, expected_t, atol):
-        return
-    for message, wrong in (mistakes or {}).items():
-        if _same(actual_t, as_tensor(wrong), atol):
-            raise AssertionError(f"{name} is not right: {message}.")
-    hint = ""
-    if not torch.isfinite(actual_t).all() and torch.isfinite(expected_t).all():
-        hint = (
-            "\n  It contains NaN or inf: exp of a large score overflows (subtract the row"
-            " maximum first), and a softmax over a fully masked row is 0/0."
-        )
-    raise AssertionError(
-        f"{name} is not right (tolerance {atol}).\n  expected: {_round(expected_t)}\n"
-        f"  got:      {_round(actual_t)}.{hint}"
-    )
-
-
-def check_rows_sum_to_one(weights, name: str = "attention weights", atol: float = 1e-4) -> None:
-    """Fail unless every row of ``weights`` is a probability distribution (≥ 0, sums to 1)."""
-    w = as_tensor(weights, name)
-    if torch.isnan(w).any():
-        raise AssertionError(
-            f"{name} contain NaN: a row where every position is masked has no softmax (0/0)"
-        )
-    if (w < -atol).any():
-        raise AssertionError(f"{name} have negative entries: softmax gives values in [0, 1]")
-    row_sums = w.sum(dim=-1)
-    if torch.allclose(row_sums, torch.ones_like(row_sums), atol=atol):
-        return
-    if w.dim() >= 2:
-        col_sums = w.sum(dim=-2)
-        if torch.allclose(col_sums, torch.ones_like(col_sums), atol=atol):
-            raise AssertionError(f"{name}: {MISTAKES['query_axis']}")
-    raise AssertionError(
-        f"the rows of {name} do not sum to 1 (they sum to {_round(row_sums)}): "
-        "did you take the softmax over the key axis (the last one)?"
-    )
 
 
 def attention_mistakes(q: torch.Tensor, k: torch.Tensor, causal: bool) -> dict:

@@ -1,0 +1,11 @@
+"""Diagnostic assertions for the notebooks' test cells, one module per topic.
+
+Test cells write ``from course_utils import checks`` and call ``checks.check_...``;
+every check raises ``AssertionError`` with a message that names the likely mistake.
+"""
+
+from .attention import *  # noqa: F403
+from .bpe import *  # noqa: F403
+from .core import *  # noqa: F403
+from .embeddings import *  # noqa: F403
+from .skipgram import *  # noqa: F403

@@ -1,0 +1,3 @@
+"""Diagnostic checks for the bpe notebook's test cells."""
+
+__all__: list[str] = []
