@@ -10,8 +10,10 @@ STAMP  := $(VENV)/.installed
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+# Jupyter refuses to run as root (containers, CI) unless told to.
+LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: setup lab test release autograde feedback grades bench clean
+.PHONY: setup lab formgrader test release autograde feedback grades bench clean
 
 setup: $(STAMP)
 
@@ -23,7 +25,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lab: setup
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $(LAB_FLAGS) notebooks/
+
+# The TAs' JupyterLab: nbgrader's Formgrader reads grading/nbgrader_config.py.
+formgrader: setup
+	cd grading && ../$(BIN)/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=.. --ServerApp.default_url=/formgrader
 
 test: setup
 	$(BIN)/ruff check .

@@ -156,3 +156,14 @@ def test_output_stays_on_the_input_device():
 def test_bad_input_gets_a_clear_error(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_mask_and_causal_combine():
+    generator = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(5, 4, generator=generator).to(DEVICE) for _ in range(3))
+    padding = torch.tensor([True, True, True, False, True], device=DEVICE)  # key 4 is padding
+    combined = causal_mask(5, device=DEVICE) & padding
+    torch.testing.assert_close(
+        attention(q, k, v, mask=padding, causal=True)[0],
+        F.scaled_dot_product_attention(q, k, v, attn_mask=combined),
+    )
