@@ -13,7 +13,7 @@ from tests.nbgrader_course import solution_cells, submit
 pytestmark = pytest.mark.notebook
 
 WRONG = all_cases()
-BROKEN = "broken_json"
+NOT_JSON, KERNEL_DIES = "not_json", "kernel_dies"
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +25,11 @@ def graded(course):
         for student, answers in WRONG.get(assignment, {}).items():
             submit(course, assignment, student, {**solution_cells(assignment), **answers})
     first = course.assignments()[0]
-    broken = course.root / "submitted" / BROKEN / first
-    broken.mkdir(parents=True)
-    (broken / f"{first}.ipynb").write_text("{ this is not a notebook")
+    not_json = course.root / "submitted" / NOT_JSON / first
+    not_json.mkdir(parents=True)
+    (not_json / f"{first}.ipynb").write_text("{ this is not a notebook")
+    first_answer = next(iter(solution_cells(first)))
+    submit(course, first, KERNEL_DIES, {first_answer: "import os\nos._exit(1)"})
     return grading.autograde(course)
 
 
@@ -61,20 +63,23 @@ def test_a_wrong_answer_loses_its_own_points_and_no_others(course, graded):
             assert got == expected, f"{assignment}/{student}"
 
 
-def test_a_broken_submission_is_reported_and_the_rest_are_graded(course, graded, tmp_path):
+def test_broken_submissions_are_reported_and_the_rest_are_graded(course, graded, tmp_path):
     first = course.assignments()[0]
-    assert graded == [f"{BROKEN}/{first}"]
+    assert sorted(graded) == [f"{KERNEL_DIES}/{first}", f"{NOT_JSON}/{first}"]
     path = grading.write_grades(course, tmp_path / "grades.csv")
     rows = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(open(path))}
-    assert rows[(BROKEN, first)]["status"] == "not graded"
+    assert rows[(NOT_JSON, first)]["status"] == rows[(KERNEL_DIES, first)]["status"] == "not graded"
     solution = rows[("solution", first)]
     assert solution["status"] == "graded" and float(solution["score"]) > 0
     assert float(rows[("blank", first)]["score"]) == 0
 
 
-def test_feedback_is_written_for_every_graded_submission(course, graded):
+def test_feedback_shows_each_graded_submission_its_score(course, graded):
     grading.feedback(course)
     for assignment in course.assignments():
-        page = course.root / "feedback" / "solution" / assignment / f"{assignment}.html"
-        assert page.exists()
-        assert "Test cell" in page.read_text() or "test_" in page.read_text()
+        for student in ("solution", "blank"):
+            scores = grading.cell_scores(course, assignment, student).values()
+            total = sum(score for score, _ in scores)
+            maximum = sum(most for _, most in scores)
+            page = course.root / "feedback" / student / assignment / f"{assignment}.html"
+            assert f"Score: {total} / {maximum}" in page.read_text(), f"{student}/{assignment}"
