@@ -1,3 +1,112 @@
-"""Diagnostic checks for the embeddings notebook's test cells."""
+"""Diagnostic checks for the embeddings notebook's test cells.
 
-__all__: list[str] = []
+Each check computes the expected answer from the inputs with plain torch operations
+(not the student's code), and when the answer matches a typical mistake, says which.
+"""
+
+import torch
+
+from .core import as_tensor, check_close
+
+__all__ = [
+    "EMBEDDING_MISTAKES",
+    "check_contextual_update",
+    "check_cosine_matrix",
+    "check_lookup",
+    "check_neighbours",
+]
+
+EMBEDDING_MISTAKES = {
+    "row_not_column": "you took a ROW of Wᵀ; the embedding of word n is its n-th COLUMN, "
+    "Wᵀ I(w) = Wᵀ[:, n]",
+    "dot_product": "you returned the dot products, not the cosines: divide each u · v by |u| |v|",
+    "first_norm": "you divided by |u| only: the cosine is u · v / (|u| |v|)",
+    "second_norm": "you divided by |v| only: the cosine is u · v / (|u| |v|)",
+    "distance": "you returned the cosine distance 1 − cos θ; the similarity is cos θ itself",
+    "includes_itself": "your neighbours include the word itself (its cosine with itself is 1): "
+    "leave it out",
+    "ascending": "your neighbours are sorted from the least similar up: the most similar comes "
+    "first",
+    "dot_ranking": "you ranked by dot products, which favour long vectors: rank by cosine",
+    "no_softmax": "you used the raw dot products Qᵀ E_j as weights: W_j = softmax_j(Qᵀ E_j), "
+    "so the weights are positive and sum to 1",
+    "delta_only": "you returned Δ alone: the updated word is E′_i = E_i + Δ",
+    "later_words": "you let words AFTER position i contribute too: the sum runs over j ≤ i",
+}
+
+
+def _cosines(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.cosine_similarity(a[:, None, :], b[None, :, :], dim=-1)
+
+
+def check_lookup(actual, weight_t, index: int, name: str = "lookup") -> None:
+    """Fail unless ``actual`` is column ``index`` of Wᵀ (``weight_t``, shape (d, N))."""
+    weight_t = as_tensor(weight_t, "Wᵀ")
+    mistakes = {}
+    if weight_t.shape[0] == weight_t.shape[1]:
+        mistakes[EMBEDDING_MISTAKES["row_not_column"]] = weight_t[index]
+    check_close(actual, weight_t[:, index], name, mistakes=mistakes)
+
+
+def check_cosine_matrix(actual, a, b, name: str = "cosine similarities", atol=1e-4) -> None:
+    """Fail unless ``actual`` is the (n, m) matrix of cosines between the rows of a and b."""
+    a, b = as_tensor(a, "a"), as_tensor(b, "b")
+    dots = a @ b.T
+    norms_a, norms_b = a.norm(dim=1, keepdim=True), b.norm(dim=1, keepdim=True)
+    expected = _cosines(a, b)
+    mistakes = {
+        EMBEDDING_MISTAKES["dot_product"]: dots,
+        EMBEDDING_MISTAKES["first_norm"]: dots / norms_a,
+        EMBEDDING_MISTAKES["second_norm"]: dots / norms_b.T,
+        EMBEDDING_MISTAKES["distance"]: 1 - expected,
+    }
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
+
+
+def check_neighbours(actual, word: str, words, vectors, k: int, name: str = "neighbours") -> None:
+    """Fail unless ``actual`` lists the k words most cosine-similar to ``word``, best first.
+
+    ``words`` names the rows of ``vectors`` (N, d); ``word`` itself is not a neighbour.
+    """
+    words = list(words)
+    vectors = as_tensor(vectors, "vectors")
+    if not isinstance(actual, list | tuple) or not all(isinstance(w, str) for w in actual):
+        raise AssertionError(f"{name} must be a list of words (str); got {actual!r}")
+    actual = list(actual)
+    me = words.index(word)
+
+    def ranked(scores: torch.Tensor, skip_self: bool = True, descending: bool = True) -> list:
+        order = scores.argsort(descending=descending, stable=True).tolist()
+        return [words[j] for j in order if not (skip_self and j == me)][:k]
+
+    cosines = _cosines(vectors[me : me + 1], vectors)[0]
+    expected = ranked(cosines)
+    if actual == expected:
+        return
+    if len(actual) != k:
+        raise AssertionError(f"{name} should hold k = {k} words; got {len(actual)}: {actual}")
+    mistakes = {
+        EMBEDDING_MISTAKES["includes_itself"]: ranked(cosines, skip_self=False),
+        EMBEDDING_MISTAKES["ascending"]: ranked(cosines, descending=False),
+        EMBEDDING_MISTAKES["dot_ranking"]: ranked(vectors @ vectors[me]),
+    }
+    for message, wrong in mistakes.items():
+        if actual == wrong:
+            raise AssertionError(f"{name} is not right: {message}.\n  got: {actual}")
+    raise AssertionError(f"{name} is not right.\n  expected: {expected}\n  got:      {actual}")
+
+
+def check_contextual_update(
+    actual, embeddings, position: int, query, values, name: str = "E′_i", atol=1e-4
+) -> None:
+    """Fail unless ``actual`` is E′_i = E_i + Σ_{j ≤ i} softmax_j(Qᵀ E_j) V_j (i = position)."""
+    e, q, v = as_tensor(embeddings, "E"), as_tensor(query, "Q"), as_tensor(values, "V")
+    seen, seen_values = e[: position + 1], v[: position + 1]
+    scores = seen @ q
+    delta = torch.softmax(scores, dim=0) @ seen_values
+    mistakes = {
+        EMBEDDING_MISTAKES["no_softmax"]: e[position] + scores @ seen_values,
+        EMBEDDING_MISTAKES["delta_only"]: delta,
+        EMBEDDING_MISTAKES["later_words"]: e[position] + torch.softmax(e @ q, dim=0) @ v,
+    }
+    check_close(actual, e[position] + delta, name, atol=atol, mistakes=mistakes)
