@@ -8,10 +8,10 @@ import random
 
 import pytest
 import tiktoken
-from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
 from course_utils import bpe, byte_bpe
 from course_utils.data import wikipedia_text
+from tests.peers import train_hugging_face_bpe
 
 TEXTBOOK = "low " * 5 + "lowest " * 2 + "newer " * 6 + "wider " * 3 + "new " * 2
 # Worked by hand from the figure: (e, r) and (r, _) tie at 9 and (e, r) occurs first;
@@ -218,19 +218,7 @@ def test_decode_rejects_out_of_range_and_non_int_ids(gpt4):
 
 
 def _hugging_face_merges(text: str, k: int) -> list[tuple[bytes, bytes]]:
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Split(Regex(byte_bpe.CL100K_PATTERN), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
-    trainer = trainers.BpeTrainer(
-        vocab_size=256 + k,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator([text], trainer=trainer)
+    tokenizer = train_hugging_face_bpe(text, k)
     # ByteLevel shows each byte as a printable character (GPT-2's table): invert it.
     printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
     others = [b for b in range(256) if b not in printable]

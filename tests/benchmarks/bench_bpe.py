@@ -4,12 +4,12 @@ encoding (the cached pure-Python encoder beside tiktoken). Each pair is timed ba
 import time
 
 import tiktoken
-from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
 from course_utils.bpe import learn_bpe, learn_bpe_naive
-from course_utils.byte_bpe import CL100K_PATTERN, byte_corpus, cl100k, train_byte_bpe
+from course_utils.byte_bpe import byte_corpus, cl100k, train_byte_bpe
 from course_utils.data import wikipedia_text
 from tests.benchmarks.timing import Row, best_time
+from tests.peers import train_hugging_face_bpe
 
 TRAIN_BYTES = 900_000
 MERGES = 1000
@@ -17,30 +17,10 @@ NAIVE_MERGES = 50
 ENCODE_BYTES = 1_000_000
 
 
-def _hugging_face_trainer(text: str, k: int):
-    def train():
-        tokenizer = Tokenizer(models.BPE())
-        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-            [
-                pre_tokenizers.Split(Regex(CL100K_PATTERN), behavior="isolated"),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ]
-        )
-        trainer = trainers.BpeTrainer(
-            vocab_size=256 + k,
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-            show_progress=False,
-        )
-        tokenizer.train_from_iterator([text], trainer=trainer)
-        return tokenizer
-
-    return train
-
-
 def training_rows(text: str) -> list[Row]:
     task = f"byte BPE, {MERGES} merges, {len(text.encode()) / 1e6:.2f} MB wiki"
     ours_s = best_time(lambda: train_byte_bpe(text, MERGES), repeat=3)
-    hf_s = best_time(_hugging_face_trainer(text, MERGES), repeat=3)
+    hf_s = best_time(lambda: train_hugging_face_bpe(text, MERGES), repeat=3)
     corpus = byte_corpus(text)
     start = time.perf_counter()
     naive = learn_bpe_naive(corpus, NAIVE_MERGES)
