@@ -5,16 +5,21 @@
 * ``lee_sentences()``: a small news corpus (about 60k words), one document a line.
 * ``word_pairs("wordsim353" | "simlex999")``: word pairs with human similarity scores.
 * ``analogy_questions()``: the Google analogy questions ("athens greece baghdad iraq").
+* ``planted_analogy_corpus()``: a small synthetic corpus, seeded, where
+  king − man + woman = queen is built in.
 
 Nothing is downloaded. Loaders are cached: the second call is free.
 """
 
 import bz2
 import functools
+import random
 import re
 
 from gensim.corpora.wikicorpus import extract_pages, filter_wiki
 from gensim.test.utils import datapath
+
+from course_utils.validation import positive_int
 
 WIKIPEDIA_DUMP = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 PAIR_FILES = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
@@ -98,3 +103,44 @@ def analogy_questions() -> dict[str, tuple[tuple[str, str, str, str], ...]]:
             elif line.strip():
                 sections[current].append(tuple(line.lower().split()))
     return {name: tuple(questions) for name, questions in sections.items()}
+
+
+PLANTED_GENDER = {
+    "male": ("he", "him", "his", "beard", "mr"),
+    "female": ("she", "her", "hers", "dress", "mrs"),
+}
+PLANTED_ROLES = {
+    "royal": (("king", "queen"), ("crown", "throne", "palace", "reign", "kingdom")),
+    "common": (("man", "woman"), ("street", "work", "town", "market", "job")),
+    "young": (("boy", "girl"), ("school", "toy", "play", "small", "game")),
+    "noble": (("lord", "lady"), ("estate", "manor", "title", "land", "court")),
+    "parent": (("father", "mother"), ("child", "home", "family", "raise", "care")),
+    "sibling": (("brother", "sister"), ("twin", "older", "younger", "share", "room")),
+}
+PLANTED_FILLER = ("the", "a", "and", "of", "to", "in", "is", "was", "with", "on")
+
+
+def planted_analogy_corpus(n_sentences: int = 3000, length: int = 10, seed: int = 0):
+    """A synthetic corpus whose words have two planted attributes, gender and role.
+
+    Each sentence is about one person word (king, queen, man, woman, boy, girl, ...);
+    its other words are drawn from that person's gender words (he, she, ...), its role
+    words (throne, street, ...) and filler. So a person's contexts are the sum of its
+    gender's and its role's, and king - man + woman should land on queen. Seeded.
+    Returns a tuple of sentences (tuples of words).
+    """
+    n_sentences, length = positive_int("n_sentences", n_sentences), positive_int("length", length)
+    rng = random.Random(seed)
+    roles = list(PLANTED_ROLES.values())
+    genders = list(PLANTED_GENDER.values())
+    sentences = []
+    for _ in range(n_sentences):
+        gender = rng.randrange(2)
+        people, role_words = rng.choice(roles)
+        pools = (genders[gender], role_words, PLANTED_FILLER)
+        words = [
+            rng.choice(pool) for pool in rng.choices(pools, weights=(0.35, 0.35, 0.3), k=length - 1)
+        ]
+        words.insert(rng.randrange(length), people[gender])
+        sentences.append(tuple(words))
+    return tuple(sentences)

@@ -29,7 +29,6 @@ shared by the pairs that predict it, and the gradients are written back with
 """
 
 import math
-import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -54,7 +53,6 @@ __all__ = [
     "noise_table",
     "objective",
     "objective_gradient",
-    "planted_analogy_corpus",
     "predicted_probabilities",
     "train_skipgram",
     "window_loss",
@@ -501,45 +499,3 @@ def _train(
     return SkipGramResult(
         WordVectors(vocabulary.words, W), U, vocabulary, losses, seconds, n_raw * epochs / seconds
     )
-
-
-# --------------------------------------------------------------- a planted corpus
-PLANTED_GENDER = {
-    "male": ("he", "him", "his", "beard", "mr"),
-    "female": ("she", "her", "hers", "dress", "mrs"),
-}
-PLANTED_ROLES = {
-    "royal": (("king", "queen"), ("crown", "throne", "palace", "reign", "kingdom")),
-    "common": (("man", "woman"), ("street", "work", "town", "market", "job")),
-    "young": (("boy", "girl"), ("school", "toy", "play", "small", "game")),
-    "noble": (("lord", "lady"), ("estate", "manor", "title", "land", "court")),
-    "parent": (("father", "mother"), ("child", "home", "family", "raise", "care")),
-    "sibling": (("brother", "sister"), ("twin", "older", "younger", "share", "room")),
-}
-PLANTED_FILLER = ("the", "a", "and", "of", "to", "in", "is", "was", "with", "on")
-
-
-def planted_analogy_corpus(n_sentences: int = 3000, length: int = 10, seed: int = 0):
-    """A synthetic corpus whose words have two planted attributes, gender and role.
-
-    Each sentence is about one person word (king, queen, man, woman, boy, girl, ...);
-    its other words are drawn from that person's gender words (he, she, ...), its role
-    words (throne, street, ...) and filler. So a person's contexts are the sum of its
-    gender's and its role's, and king - man + woman should land on queen. Seeded.
-    Returns a tuple of sentences (tuples of words).
-    """
-    n_sentences, length = positive_int("n_sentences", n_sentences), positive_int("length", length)
-    rng = random.Random(seed)
-    roles = list(PLANTED_ROLES.values())
-    genders = list(PLANTED_GENDER.values())
-    sentences = []
-    for _ in range(n_sentences):
-        gender = rng.randrange(2)
-        people, role_words = rng.choice(roles)
-        pools = (genders[gender], role_words, PLANTED_FILLER)
-        words = [
-            rng.choice(pool) for pool in rng.choices(pools, weights=(0.35, 0.35, 0.3), k=length - 1)
-        ]
-        words.insert(rng.randrange(length), people[gender])
-        sentences.append(tuple(words))
-    return tuple(sentences)

@@ -39,3 +39,14 @@ def test_bad_input():
         data.word_pairs("men")
     with pytest.raises(TypeError, match="must be a str"):
         data.tokenize(["a", "list"])
+
+
+def test_planted_corpus_is_seeded_and_has_its_structure():
+    first = data.planted_analogy_corpus(200, seed=1)
+    assert first == data.planted_analogy_corpus(200, seed=1) != data.planted_analogy_corpus(200)
+    assert len(first) == 200 and all(len(sentence) == 10 for sentence in first)
+    kings = [s for s in first if "king" in s]
+    words_with_king = {word for sentence in kings for word in sentence}
+    assert {"throne", "he"} <= words_with_king and not {"she", "school"} & words_with_king
+    with pytest.raises(ValueError, match="n_sentences"):
+        data.planted_analogy_corpus(0)

@@ -9,6 +9,7 @@ from scipy.stats import spearmanr
 
 from course_utils import checks
 from course_utils import skipgram as sg
+from course_utils.data import PLANTED_ROLES, planted_analogy_corpus
 from course_utils.word_eval import WordVectors, analogy_accuracy, word_pair_spearman
 
 SENTENCE = "This is a sample sentence".split()
@@ -161,11 +162,11 @@ def test_vocabulary_and_encoding_drop_rare_words_and_keep_sentences():
 
 @pytest.fixture(scope="module")
 def planted():
-    return sg.planted_analogy_corpus(3000, seed=0)
+    return planted_analogy_corpus(3000, seed=0)
 
 
 def planted_analogies():
-    people = [people for people, _ in sg.PLANTED_ROLES.values()]
+    people = [people for people, _ in PLANTED_ROLES.values()]
     return [(m1, f1, m2, f2) for m1, f1 in people for m2, f2 in people if m1 != m2]
 
 
