@@ -36,6 +36,8 @@ import heapq
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from course_utils import validation
+
 END_OF_WORD = "_"
 
 Word = tuple  # a word of the corpus: a tuple of tokens
@@ -54,12 +56,6 @@ class BPE:
     vocabulary: list
     merges: list
     counts: list
-
-
-def _check_text(text) -> str:
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str; got {type(text).__name__}")
-    return text
 
 
 def _check_merges_wanted(k) -> int:
@@ -91,7 +87,7 @@ def corpus_from_text(text: str, end_of_word: str = END_OF_WORD) -> dict[Word, in
 
     Words are the whitespace-separated strings of ``text``, in order of first appearance.
     """
-    words = Counter(_check_text(text).split())
+    words = Counter(validation.text("text", text).split())
     if not words:
         raise ValueError("the text has no words: BPE needs a non-empty corpus")
     return {(*word, end_of_word): count for word, count in words.items()}
@@ -305,7 +301,7 @@ def segment_word(word: str, bpe: BPE, end_of_word: str = END_OF_WORD) -> list[st
     Raises ``ValueError`` for a character that is not in V: character-level BPE cannot
     segment what it never saw (byte-level BPE can).
     """
-    unknown = sorted(set(_check_text(word)) - set(bpe.vocabulary))
+    unknown = sorted(set(validation.text("word", word)) - set(bpe.vocabulary))
     if unknown:
         raise ValueError(
             f"the characters {unknown} of {word!r} are not in the vocabulary V: a "
@@ -318,7 +314,7 @@ def segment(text: str, bpe: BPE, end_of_word: str = END_OF_WORD) -> list[str]:
     """The tokens of every whitespace-separated word of ``text`` (see :func:`segment_word`)."""
     return [
         token
-        for word in _check_text(text).split()
+        for word in validation.text("text", text).split()
         for token in segment_word(word, bpe, end_of_word)
     ]
 

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import regex
 
+from course_utils import validation
+
 from .bpe import learn_bpe
 
 # GPT-4's pre-tokenizer: contractions, a letter run with one optional leading non-letter,
@@ -44,15 +46,9 @@ CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a
 SINGLE_BYTES = tuple(bytes([b]) for b in range(256))
 
 
-def _check_text(text) -> str:
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str; got {type(text).__name__}")
-    return text
-
-
 def pre_tokenize(text: str, pattern: str = CL100K_PATTERN) -> list[str]:
     """The chunks of ``text`` cut by the pre-tokenizer's regex (GPT-4's by default)."""
-    return regex.findall(pattern, _check_text(text))
+    return regex.findall(pattern, validation.text("text", text))
 
 
 def _byte_pair_merge(piece: bytes, ranks: dict[bytes, int]) -> list[bytes]:
@@ -102,7 +98,7 @@ class BytePairTokenizer:
 
     def pre_tokenize(self, text: str) -> list[str]:
         """The chunks of ``text`` cut by the pre-tokenizer's regex (no special tokens)."""
-        return self._chunks.findall(_check_text(text))
+        return self._chunks.findall(validation.text("text", text))
 
     def _encode_chunk(self, chunk: str) -> list[int]:
         """The ids of one chunk, computed once and then cached."""
@@ -119,7 +115,7 @@ class BytePairTokenizer:
         """The ids of ``text``, reading special tokens as ordinary text."""
         ids: list[int] = []
         cached, encode_chunk = self._cache.get, self._encode_chunk
-        for chunk in self._chunks.findall(_check_text(text)):
+        for chunk in self._chunks.findall(validation.text("text", text)):
             ids += cached(chunk) or encode_chunk(chunk)
         return ids
 
@@ -129,7 +125,7 @@ class BytePairTokenizer:
             return self.encode_ordinary(text)
         ids: list[int] = []
         start = 0
-        for match in self._specials.finditer(_check_text(text)):
+        for match in self._specials.finditer(validation.text("text", text)):
             ids += self.encode_ordinary(text[start : match.start()])
             ids.append(self.special_tokens[match.group()])
             start = match.end()

@@ -19,6 +19,7 @@ import re
 from gensim.corpora.wikicorpus import extract_pages, filter_wiki
 from gensim.test.utils import datapath
 
+from course_utils import validation
 from course_utils.validation import positive_int
 
 WIKIPEDIA_DUMP = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
@@ -31,9 +32,7 @@ def tokenize(text: str) -> list[str]:
 
     ``"The dog's bark!"`` -> ``['the', 'dog', 's', 'bark']``
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str; got {type(text).__name__}")
-    return WORD.findall(text.lower())
+    return WORD.findall(validation.text("text", text).lower())
 
 
 def _strip_markup(wiki_text: str) -> str:

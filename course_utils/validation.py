@@ -53,3 +53,10 @@ def positive_int(name: str, value) -> int:
     if value < 1:
         raise ValueError(f"{name} must be >= 1; got {value}")
     return value
+
+
+def text(name: str, value) -> str:
+    """Require ``value`` to be a str."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str; got {type(value).__name__}")
+    return value
