@@ -5,11 +5,14 @@ Set ``COURSE_DEVICE=cpu|cuda|mps`` to choose one yourself, for example to presen
 on a laptop CPU although a GPU is there.
 """
 
+import contextlib
 import os
 import random
 
 import numpy as np
 import torch
+
+from course_utils.validation import positive_int
 
 DEVICE_ENV = "COURSE_DEVICE"
 KNOWN_DEVICES = ("cpu", "cuda", "mps")
@@ -55,3 +58,15 @@ def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+@contextlib.contextmanager
+def cpu_threads(n: int | None):
+    """Run the ``with`` block with torch using ``n`` CPU threads (None: torch's setting)."""
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(positive_int("threads", n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

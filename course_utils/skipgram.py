@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from course_utils.device import get_device
+from course_utils.device import cpu_threads, get_device
 from course_utils.validation import float_tensor, positive_int
 from course_utils.word_eval import WordVectors
 
@@ -418,84 +418,54 @@ def train_skipgram(
     ``threads`` sets torch's CPU threads for this call only (on a small machine that other
     programs share, 1 is often fastest); None keeps torch's setting.
     """
-    before = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(positive_int("threads", threads))
-    try:
-        return _train(
-            sentences,
-            dim,
-            window,
-            negative,
-            epochs,
-            lr,
-            min_count,
-            sample,
-            batch_size,
-            device,
-            seed,
-            progress,
+    with cpu_threads(threads):
+        dim, window, negative = (
+            positive_int("dim", dim),
+            _window("window", window),
+            positive_int("negative", negative),
         )
-    finally:
-        torch.set_num_threads(before)
+        epochs, batch_size = positive_int("epochs", epochs), positive_int("batch_size", batch_size)
+        if lr <= 0:
+            raise ValueError(f"lr must be > 0; got {lr}")
+        device = torch.device(device) if device is not None else get_device()
+        vocabulary = build_vocabulary(sentences, min_count)
+        ids, sentence_ids = (t.to(device) for t in encode(sentences, vocabulary))
+        generator = torch.Generator(device=device).manual_seed(seed)
+        n_words, n_raw = len(vocabulary), sum(len(s) for s in sentences)
 
+        W = (torch.rand(n_words, dim, device=device, generator=generator) - 0.5) / dim
+        U = torch.zeros(n_words, dim, device=device)
+        table = noise_table(vocabulary.counts, size=max(10**6, 100 * n_words)).to(device)
+        keep = keep_probability(vocabulary.counts, sample).to(device)
 
-def _train(
-    sentences,
-    dim,
-    window,
-    negative,
-    epochs,
-    lr,
-    min_count,
-    sample,
-    batch_size,
-    device,
-    seed,
-    progress,
-):
-    dim, window, negative = (
-        positive_int("dim", dim),
-        _window("window", window),
-        positive_int("negative", negative),
-    )
-    epochs, batch_size = positive_int("epochs", epochs), positive_int("batch_size", batch_size)
-    if lr <= 0:
-        raise ValueError(f"lr must be > 0; got {lr}")
-    device = torch.device(device) if device is not None else get_device()
-    vocabulary = build_vocabulary(sentences, min_count)
-    ids, sentence_ids = (t.to(device) for t in encode(sentences, vocabulary))
-    generator = torch.Generator(device=device).manual_seed(seed)
-    n_words, n_raw = len(vocabulary), sum(len(s) for s in sentences)
-
-    W = (torch.rand(n_words, dim, device=device, generator=generator) - 0.5) / dim
-    U = torch.zeros(n_words, dim, device=device)
-    table = noise_table(vocabulary.counts, size=max(10**6, 100 * n_words)).to(device)
-    keep = keep_probability(vocabulary.counts, sample).to(device)
-
-    expected_batches = math.ceil(float(keep[ids].sum()) / batch_size) * epochs
-    bar = tqdm(total=expected_batches, desc="skip-gram", unit="batch", disable=not progress)
-    losses, step, start = [], 0, time.perf_counter()
-    for _ in range(epochs):
-        kept_mask = torch.rand(ids.shape, device=device, generator=generator) < keep[ids]
-        kept, sentence = ids[kept_mask], sentence_ids[kept_mask]
-        order = torch.randperm(kept.numel(), device=device, generator=generator)
-        loss_sum, weight_sum = torch.zeros((), device=device), torch.zeros((), device=device)
-        for positions in order.split(batch_size):
-            rate = lr * max(1e-4, 1.0 - step / expected_batches)
-            loss, weight = _train_batch(
-                W, U, kept, sentence, positions, window, table, negative, rate, generator
-            )
-            loss_sum += loss
-            weight_sum += weight
-            step += 1
-            bar.update()
-        losses.append(float(loss_sum / weight_sum))
-        bar.set_postfix(loss=f"{losses[-1]:.3f}")
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    seconds = time.perf_counter() - start
-    bar.close()
-    return SkipGramResult(
-        WordVectors(vocabulary.words, W), U, vocabulary, losses, seconds, n_raw * epochs / seconds
-    )
+        expected_batches = math.ceil(float(keep[ids].sum()) / batch_size) * epochs
+        bar = tqdm(total=expected_batches, desc="skip-gram", unit="batch", disable=not progress)
+        losses, step, start = [], 0, time.perf_counter()
+        for _ in range(epochs):
+            kept_mask = torch.rand(ids.shape, device=device, generator=generator) < keep[ids]
+            kept, sentence = ids[kept_mask], sentence_ids[kept_mask]
+            order = torch.randperm(kept.numel(), device=device, generator=generator)
+            loss_sum, weight_sum = torch.zeros((), device=device), torch.zeros((), device=device)
+            for positions in order.split(batch_size):
+                rate = lr * max(1e-4, 1.0 - step / expected_batches)
+                loss, weight = _train_batch(
+                    W, U, kept, sentence, positions, window, table, negative, rate, generator
+                )
+                loss_sum += loss
+                weight_sum += weight
+                step += 1
+                bar.update()
+            losses.append(float(loss_sum / weight_sum))
+            bar.set_postfix(loss=f"{losses[-1]:.3f}")
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        seconds = time.perf_counter() - start
+        bar.close()
+        return SkipGramResult(
+            WordVectors(vocabulary.words, W),
+            U,
+            vocabulary,
+            losses,
+            seconds,
+            n_raw * epochs / seconds,
+        )

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from course_utils import device as device_module
-from course_utils.device import get_device, set_seed
+from course_utils.device import cpu_threads, get_device, set_seed
 from course_utils.quick import is_quick, quick_or_full
 
 
@@ -76,3 +76,15 @@ def test_quick_sizes(monkeypatch, env, quick):
         monkeypatch.setenv(name, value)
     assert is_quick() is quick
     assert quick_or_full(quick="small", full="big") == ("small" if quick else "big")
+
+
+def test_cpu_threads_is_restored_even_after_an_error():
+    before = torch.get_num_threads()
+    with pytest.raises(RuntimeError), cpu_threads(1):
+        assert torch.get_num_threads() == 1
+        raise RuntimeError("inside")
+    assert torch.get_num_threads() == before
+    with cpu_threads(None):
+        assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads must be >= 1"), cpu_threads(0):
+        pass
