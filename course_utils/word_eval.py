@@ -15,6 +15,8 @@ says how many it used, so that two models are compared on the same footing.
 import torch
 from scipy.stats import spearmanr
 
+from course_utils.embeddings import nearest_neighbours
+
 __all__ = ["WordVectors", "analogy_accuracy", "word_pair_spearman"]
 
 
@@ -75,12 +77,13 @@ class WordVectors:
         query = sum(self.unit[self._id(w)] for w in positive) - sum(
             (self.unit[self._id(w)] for w in negative), torch.zeros_like(self.unit[0])
         )
-        scores = self.unit @ torch.nn.functional.normalize(query, dim=0)
-        scores[[self.index[w] for w in positive + negative]] = -float("inf")
-        best = scores.topk(min(topn, len(self) - len(set(positive + negative))))
+        excluded = sorted({self.index[w] for w in positive + negative})
+        found = nearest_neighbours(
+            query, self.unit, k=min(topn, len(self) - len(excluded)), exclude=excluded
+        )
         return [
-            (self.words[i], round(float(s), 4))
-            for s, i in zip(best.values, best.indices, strict=True)
+            (self.words[i], round(s, 4))
+            for s, i in zip(found.similarities.tolist(), found.indices.tolist(), strict=True)
         ]
 
 
