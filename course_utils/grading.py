@@ -10,6 +10,8 @@ Run from the repository root (the Makefile does)::
 A grading run never loses a submission: nbgrader grades what it can, and every
 submission it could not grade (a notebook that is not valid JSON, a kernel that
 died) is reported by name and kept in grades.csv with the status ``not graded``.
+Answer cells that import an exercise's library twin (``checks.TWINS``) are flagged,
+on the console and in grades.csv's ``flags`` column, for a TA to look at.
 """
 
 import argparse
@@ -96,9 +98,33 @@ def autograde(course: Course, assignments=None) -> list[str]:
             if not (course.root / "autograded" / student / assignment).is_dir():
                 failed.append(f"{student}/{assignment}")
                 print(f"NOT GRADED: {student}/{assignment}", file=sys.stderr)
+            for flag in twin_flags(course, assignment, student):
+                print(f"FLAGGED: {student}/{assignment}: {flag}", file=sys.stderr)
         if done.returncode != 0:
             print(f"nbgrader autograde {assignment} reported errors:\n{log}", file=sys.stderr)
     return failed
+
+
+def twin_flags(course: Course, assignment: str, student: str) -> list[str]:
+    """'cell <grade id> imports <twin>' for each library twin an answer cell brings in."""
+    import nbformat  # imported here, like the gradebook: only graders need it
+
+    from course_utils.checks import imported_twins
+
+    path = course.root / "submitted" / student / assignment / f"{assignment}.ipynb"
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 - an unreadable notebook is reported as not graded
+        return []
+    flags = []
+    for cell in notebook.cells:
+        grade = cell.get("metadata", {}).get("nbgrader", {})
+        if grade.get("solution") and cell.cell_type == "code":
+            flags += [
+                f"cell {grade['grade_id']} imports {twin}"
+                for twin in imported_twins(cell.source, grade.get("grade_id", ""))
+            ]
+    return flags
 
 
 def feedback(course: Course, assignments=None) -> None:
@@ -131,17 +157,18 @@ def grade_rows(course: Course) -> list[dict]:
                 row["score"] = sum(score for score, _ in scores)
                 row["max_score"] = sum(maximum for _, maximum in scores)
             row["status"] = "graded" if graded else "not graded"
+            row["flags"] = "; ".join(twin_flags(course, assignment, student))
             rows.append(row)
     return rows
 
 
 def write_grades(course: Course, path: Path | None = None) -> Path:
-    """Write grades.csv (student_id, assignment, score, max_score, status)."""
+    """Write grades.csv (student_id, assignment, score, max_score, status, flags)."""
     path = path or course.root / "grades.csv"
     rows = grade_rows(course)
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(
-            handle, fieldnames=["student_id", "assignment", "score", "max_score", "status"]
+            handle, fieldnames=["student_id", "assignment", "score", "max_score", "status", "flags"]
         )
         writer.writeheader()
         writer.writerows(rows)

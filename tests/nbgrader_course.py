@@ -39,6 +39,16 @@ def solution_cells(assignment: str) -> dict[str, str]:
     }
 
 
+def autograded_answers(assignment: str) -> set[str]:
+    """Grade ids of the code answer cells (the written answers are graded by hand)."""
+    source = nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
+    return {
+        grade_id(cell)
+        for cell in source.cells
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")
+    }
+
+
 def submit(course: Course, assignment: str, student: str, answers: dict[str, str]) -> None:
     """Put ``student``'s copy of the release, with ``answers`` typed into the answer cells."""
     notebook = nbformat.read(course.release / assignment / f"{assignment}.ipynb", as_version=4)

@@ -9,3 +9,4 @@ from .bpe import *  # noqa: F403
 from .core import *  # noqa: F403
 from .embeddings import *  # noqa: F403
 from .skipgram import *  # noqa: F403
+from .twins import *  # noqa: F403

@@ -39,3 +39,5 @@ WRONG = {
     },
     "softmax_over_queries": {"causal_softmax": SOFTMAX_OVER_QUERIES},
 }
+
+CORRECT: dict[str, dict[str, str]] = {}

@@ -70,3 +70,5 @@ WRONG = {
     "greedy_longest_match": {"segment_word": GREEDY_LONGEST_MATCH},
     "merges_leftmost_pair": {"merge_chunk": LEFTMOST_PAIR},
 }
+
+CORRECT: dict[str, dict[str, str]] = {}

@@ -49,3 +49,5 @@ WRONG = {
     "negatives_wrong_sign": {"negative_sampling_loss": NEGATIVES_WRONG_SIGN},
     "sums_over_batch": {"negative_sampling_loss": SUMS_OVER_BATCH},
 }
+
+CORRECT: dict[str, dict[str, str]] = {}

@@ -52,3 +52,5 @@ WRONG = {
     "delta_without_softmax": {"updated_embedding": NO_SOFTMAX},
     "later_words_count": {"updated_embedding": LATER_WORDS},
 }
+
+CORRECT: dict[str, dict[str, str]] = {}

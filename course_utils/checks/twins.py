@@ -1,0 +1,157 @@
+"""The library must not answer the exercises.
+
+Most exercises have a twin in ``course_utils``: the tested reference that later cells
+draw with (``masked_softmax`` for ``causal_softmax``, ``count_pairs`` for ``count_pairs``).
+A test cell calls the student's function through ``own_work``::
+
+    weights = checks.own_work(causal_softmax)(S)
+
+While that call runs, every twin listed in ``TWINS`` for the exercise is replaced, in the
+notebook's namespace and in every loaded ``course_utils`` module, by a stand-in that
+raises ``LibraryTwinError`` (an ``AssertionError``, so the test fails) with a message that
+says why. Afterwards the real functions are back, for the checks and for later cells.
+
+``TWINS`` maps an exercise's grade id (the name of the function the student writes, or
+of the value they compute) to the dotted paths of its twins. The grading also reads it to
+flag answer cells that import a twin (``course_utils.grading``).
+"""
+
+import ast
+import contextlib
+import functools
+import importlib
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+__all__ = ["TWINS", "LibraryTwinError", "imported_twins", "library_twins_unavailable", "own_work"]
+
+TWINS: dict[str, tuple[str, ...]] = {
+    # 01_static_vs_contextual
+    "embed": ("course_utils.embeddings.one_hot", "course_utils.embeddings.lookup"),
+    "cosine_matrix": ("course_utils.embeddings.cosine_similarity",),
+    "nearest_words": (
+        "course_utils.embeddings.nearest_neighbours",
+        "course_utils.embeddings.cosine_similarity",
+    ),
+    "updated_embedding": ("course_utils.embeddings.contextual_update",),
+    # 02_skipgram
+    "window_pairs": ("course_utils.skipgram.window_pairs", "course_utils.skipgram.context_pairs"),
+    "window_loss": ("course_utils.skipgram.window_loss", "course_utils.skipgram.objective"),
+    "negative_sampling_loss": ("course_utils.skipgram.negative_sampling_loss",),
+    # 03_bpe
+    "count_pairs": ("course_utils.bpe.count_pairs",),
+    "merge_pair": ("course_utils.bpe.merge_pair", "course_utils.bpe.merge_word"),
+    "learn_vocabulary": ("course_utils.bpe.learn_bpe_naive", "course_utils.bpe.learn_bpe"),
+    "segment_word": (
+        "course_utils.bpe.segment_word",
+        "course_utils.bpe.segment",
+        "course_utils.bpe.apply_merges",
+    ),
+    "merge_chunk": ("course_utils.byte_bpe._byte_pair_merge",),
+    # 04_alpha3_by_hand
+    "scores": ("course_utils.attention.attention_scores",),
+    "causal_softmax": (
+        "course_utils.attention.masked_softmax",
+        "course_utils.attention.causal_mask",
+        "course_utils.attention.attention_weights",
+        "course_utils.attention.attention",
+    ),
+}
+
+
+class LibraryTwinError(AssertionError):
+    """A student's answer called the library function that answers its exercise."""
+
+
+def _resolve(path: str):
+    module_name, _, attribute = path.rpartition(".")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def _stand_in(exercise: str, path: str) -> Callable:
+    def refuse(*args, **kwargs):
+        raise LibraryTwinError(
+            f"{exercise} called {path}, the library's own answer to this exercise: "
+            "write it with your own code (torch, numpy and plain Python are all fine)"
+        )
+
+    return refuse
+
+
+@contextmanager
+def library_twins_unavailable(exercise: str, namespace: dict | None = None) -> Iterator[None]:
+    """While the block runs, the twins of ``exercise`` raise ``LibraryTwinError``.
+
+    They are swapped wherever they are bound: in ``namespace`` (the notebook's globals)
+    and in every loaded ``course_utils`` module, so ``from ... import`` and
+    ``module.function`` both reach the stand-in.
+    """
+    twins = {id(_resolve(path)): path for path in TWINS.get(exercise, ())}
+    library = [m for name, m in list(sys.modules.items()) if name.startswith("course_utils")]
+    namespaces = [vars(module) for module in library]
+    if namespace is not None:
+        namespaces.append(namespace)
+    swapped = []
+    for names in namespaces:
+        for name, value in list(names.items()):
+            if id(value) in twins:
+                swapped.append((names, name, value))
+                names[name] = _stand_in(exercise, twins[id(value)])
+    try:
+        yield
+    finally:
+        for names, name, value in swapped:
+            names[name] = value
+
+
+def own_work(function: Callable) -> Callable:
+    """``function`` wrapped so that each call runs with its exercise's twins unavailable.
+
+    The exercise is found by name: ``function.__name__``, or any name the calling
+    notebook binds to it (``causal_softmax = my_softmax`` is still ``causal_softmax``).
+    """
+    namespace = sys._getframe(1).f_globals
+    exercises = {name for name, value in namespace.items() if value is function}
+    exercises.add(getattr(function, "__name__", ""))
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        with contextlib.ExitStack() as stack:
+            for exercise in sorted(exercises & TWINS.keys()):
+                stack.enter_context(library_twins_unavailable(exercise, namespace))
+            return function(*args, **kwargs)
+
+    return call
+
+
+def imported_twins(source: str, exercise: str) -> list[str]:
+    """The twins of ``exercise`` that the answer cell ``source`` imports or names.
+
+    Catches ``from course_utils.attention import masked_softmax`` and dotted uses such as
+    ``attention.masked_softmax``; the grading lists them beside the score.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    used, imports_library = set(), False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            used |= {f"{node.module}.{alias.name}" for alias in node.names}
+            imports_library |= node.module.startswith("course_utils")
+        elif isinstance(node, ast.Import):
+            imports_library |= any(a.name.startswith("course_utils") for a in node.names)
+        elif isinstance(node, ast.Attribute):
+            used.add(ast.unparse(node))
+
+    def named(path: str) -> bool:
+        module, _, function = path.rpartition(".")
+        return any(
+            name == path
+            or (name.endswith("." + function) and (module.endswith(name.rpartition(".")[0])
+                                                    or imports_library))
+            for name in used
+        )
+
+    return [path for path in TWINS.get(exercise, ()) if named(path)]

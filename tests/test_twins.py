@@ -1,0 +1,78 @@
+"""While a test cell runs the student's function, the library cannot answer for it."""
+
+import pytest
+import torch
+
+import course_utils.attention
+from course_utils import checks
+from course_utils.attention import masked_softmax
+
+KEEP = torch.ones(3, 3, dtype=torch.bool).tril()
+S = torch.randn(3, 3, generator=torch.Generator().manual_seed(0))
+
+
+def causal_softmax(s):  # answers with an imported twin
+    return masked_softmax(s, KEEP)
+
+
+def through_the_module(s):  # answers with the module's twin
+    return course_utils.attention.attention_weights(s, s)
+
+
+def written_out(s):  # a student's own code, -1e9 masking
+    return torch.softmax(s.masked_fill(~KEEP, -1e9), dim=-1)
+
+
+def test_every_twin_names_a_real_function_of_the_library():
+    for exercise, paths in checks.TWINS.items():
+        for path in paths:
+            assert callable(checks.twins._resolve(path)), f"{exercise}: {path}"
+
+
+def test_a_twin_called_by_an_answer_fails_with_a_message_that_says_why():
+    with pytest.raises(checks.LibraryTwinError, match="causal_softmax called "
+                       "course_utils.attention.masked_softmax.*your own code"):
+        checks.own_work(causal_softmax)(S)
+    assert isinstance(checks.LibraryTwinError("x"), AssertionError)  # nbgrader counts a failure
+
+
+def test_the_exercise_is_found_under_any_name_the_notebook_gives_it():
+    global causal_softmax
+    answer, causal_softmax = causal_softmax, through_the_module  # causal_softmax = my_function
+    try:
+        with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
+            checks.own_work(through_the_module)(S)
+    finally:
+        causal_softmax = answer
+
+
+def test_own_code_runs_and_the_twins_come_back_afterwards():
+    assert torch.allclose(checks.own_work(written_out)(S), masked_softmax(S, KEEP))
+    assert course_utils.attention.masked_softmax is masked_softmax
+    assert checks.attention.masked_softmax is masked_softmax  # the checks still work
+    assert causal_softmax(S).shape == (3, 3)  # and so do later cells
+
+
+def test_a_function_without_twins_runs_untouched():
+    def unrelated(x):
+        return masked_softmax(x, KEEP)
+
+    assert torch.allclose(checks.own_work(unrelated)(S), masked_softmax(S, KEEP))
+
+
+@pytest.mark.parametrize(
+    ("source", "flagged"),
+    [
+        ("from course_utils.attention import masked_softmax, causal_mask",
+         ["course_utils.attention.masked_softmax", "course_utils.attention.causal_mask"]),
+        ("import course_utils.attention as A\ndef f(s):\n    return A.attention_weights(s, s)",
+         ["course_utils.attention.attention_weights"]),
+        ("def f(s):\n    return attention.attention(s, s, s)",
+         ["course_utils.attention.attention"]),
+        ("def f(s):\n    return torch.softmax(s.masked_fill(~keep, -1e9), -1)", []),
+        ("def f(s):\n    return self.attention(s)", []),
+        ("this is not python (", []),
+    ],
+)
+def test_answer_cells_that_import_a_twin_are_flagged(source, flagged):
+    assert checks.imported_twins(source, "causal_softmax") == flagged
