@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DEV    := $(VENV)/.installed-dev
 
 # Kernels started by Jupyter, nbval and nbgrader are found on PATH: use the venv's.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
@@ -24,6 +25,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 
+# The developers' tools (pytest, nbval, ruff): the `dev` extra.
+$(DEV): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(DEV)
+
 lab: setup
 	$(BIN)/jupyter lab $(LAB_FLAGS) notebooks/
 
@@ -31,7 +37,7 @@ lab: setup
 formgrader: setup
 	cd grading && ../$(BIN)/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=.. --ServerApp.default_url=/formgrader
 
-test: setup
+test: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -47,7 +53,7 @@ feedback: setup
 grades: setup
 	$(BIN)/python -m course_utils.grading grades
 
-bench: setup
+bench: $(DEV)
 	$(BIN)/python -m tests.benchmarks
 
 clean:

@@ -6,13 +6,17 @@ import tomllib
 from tests.conftest import REPO
 
 
-def pyproject_pins():
+def pyproject():
     with open(REPO / "pyproject.toml", "rb") as handle:
-        return sorted(tomllib.load(handle)["project"]["dependencies"])
+        return tomllib.load(handle)["project"]
+
+
+def pyproject_pins():
+    return sorted(pyproject()["dependencies"])
 
 
 def test_every_dependency_is_pinned_exactly():
-    for requirement in pyproject_pins():
+    for requirement in pyproject_pins() + pyproject()["optional-dependencies"]["dev"]:
         assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[0-9][0-9A-Za-z.+]*", requirement), requirement
 
 
