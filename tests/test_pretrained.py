@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 from transformers import BertModel, BertTokenizerFast
 
+from course_utils.device import get_device
 from course_utils.pretrained import (
     HIDDEN_SIZE,
     contextual_embeddings,
@@ -45,11 +46,68 @@ def direct_hidden_state(oracle, sentence, pieces, layer=6):
     return hidden[start : start + len(pieces)].mean(dim=0)
 
 
-def test_the_encoder_is_loaded_once_and_is_a_six_layer_bert():
+def test_the_encoder_is_a_six_layer_bert_on_the_notebooks_device():
     tokenizer, model = load_encoder()
-    assert load_encoder("cpu")[1] is model
     assert isinstance(model, BertModel) and not model.training
     assert model.config.num_hidden_layers == 6 and model.config.hidden_size == HIDDEN_SIZE
+    assert model.device.type == get_device().type
+
+
+def test_a_student_who_changes_the_encoder_changes_nothing_else(oracle):
+    tokenizer, model = load_encoder("cpu")
+    other_tokenizer, other_model = load_encoder("cpu")
+    assert model is not other_model and tokenizer is not other_tokenizer
+    table = oracle[1].embeddings.word_embeddings.weight
+    bark = oracle[0].convert_tokens_to_ids("bark")
+    with torch.no_grad():
+        model.embeddings.word_embeddings.weight.zero_()
+        model.encoder.layer[0].attention.self.query.weight.add_(1.0)
+    model.train()
+    tokenizer.add_tokens(["barkbark"])
+    assert torch.equal(static_embedding("bark", device="cpu"), table[bark])
+    expected = direct_hidden_state(oracle, SENTENCES[0], ["bark"])
+    assert torch.allclose(contextual_embeddings(SENTENCES[:1], "bark", device="cpu")[0], expected,
+                          atol=1e-5)
+    assert load_encoder("cpu")[1].embeddings.word_embeddings.weight.abs().sum() > 0
+    assert "barkbark" not in load_encoder("cpu")[0].get_vocab()
+
+
+def test_the_embedding_layer_adds_word_piece_position_and_token_type_rows(oracle):
+    tokenizer, model = oracle
+    encoded = tokenizer(SENTENCES[0], return_tensors="pt")
+    ids, types = encoded["input_ids"][0], encoded["token_type_ids"][0]
+    layer = model.embeddings
+    assert layer.token_type_embeddings.weight.shape == (2, HIDDEN_SIZE)
+    assert types.tolist() == [0] * len(ids)
+    rows = (layer.word_embeddings.weight[ids] + layer.position_embeddings.weight[: len(ids)]
+            + layer.token_type_embeddings.weight[types])
+    with torch.no_grad():
+        expected = layer.LayerNorm(rows)
+    bark = ids.tolist().index(tokenizer.convert_tokens_to_ids("bark"))
+    assert torch.allclose(contextual_embeddings_by_layer(SENTENCES[:1], "bark", device="cpu")[0, 0],
+                          expected[bark], atol=1e-5)
+
+
+def test_nothing_is_fetched_from_the_hub(monkeypatch):
+    calls = []
+    import transformers
+
+    original = transformers.AutoModel.from_pretrained
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(transformers.AutoModel, "from_pretrained", spy)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    from course_utils import pretrained
+
+    pretrained._load.cache_clear()
+    try:
+        load_encoder("cpu")
+    finally:
+        pretrained._load.cache_clear()
+    assert calls and all(kwargs.get("local_files_only") for kwargs in calls)
 
 
 def test_static_embedding_is_the_table_row_and_averages_word_pieces(oracle):
