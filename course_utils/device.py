@@ -12,7 +12,7 @@ import random
 import numpy as np
 import torch
 
-from course_utils.validation import positive_int
+from course_utils.validation import integer, positive_int
 
 DEVICE_ENV = "COURSE_DEVICE"
 KNOWN_DEVICES = ("cpu", "cuda", "mps")
@@ -51,10 +51,7 @@ def get_device() -> torch.device:
 
 def set_seed(seed: int) -> None:
     """Seed Python's ``random``, NumPy and torch (every device) with ``seed``."""
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int; got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0; got {seed}")
+    integer("seed", seed, minimum=0)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device

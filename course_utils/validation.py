@@ -46,13 +46,20 @@ def same_device(**tensors: torch.Tensor) -> None:
         raise ValueError(f"all inputs must be on the same device; got {listed}")
 
 
+def integer(name: str, value, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Require ``value`` to be an int (not a bool) with ``minimum <= value <= maximum``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int; got {value!r} ({type(value).__name__})")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}; got {value}")
+    return value
+
+
 def positive_int(name: str, value) -> int:
     """Require ``value`` to be an int >= 1."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1; got {value}")
-    return value
+    return integer(name, value, minimum=1)
 
 
 def text(name: str, value) -> str:

@@ -1,0 +1,28 @@
+"""The shared input checks name what was expected and what came."""
+
+import pytest
+
+from course_utils.validation import integer, positive_int
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "words"),
+    [
+        (True, TypeError, "k must be an int; got True \\(bool\\)"),
+        (2.0, TypeError, "k must be an int; got 2.0 \\(float\\)"),
+        ("3", TypeError, "got '3' \\(str\\)"),
+        (-1, ValueError, "k must be >= 0; got -1"),
+        (11, ValueError, "k must be <= 10; got 11"),
+    ],
+)
+def test_integer_refuses_what_is_not_an_int_in_range(value, error, words):
+    with pytest.raises(error, match=words):
+        integer("k", value, minimum=0, maximum=10)
+
+
+def test_integer_returns_an_int_in_range():
+    assert integer("k", 0, minimum=0, maximum=10) == 0
+    assert integer("k", -5) == -5  # no bounds asked for
+    assert positive_int("n", 1) == 1
+    with pytest.raises(ValueError, match="n must be >= 1; got 0"):
+        positive_int("n", 0)
