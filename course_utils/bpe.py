@@ -318,9 +318,3 @@ def segment(text: str, bpe: BPE, end_of_word: str = END_OF_WORD) -> list[str]:
         for token in segment_word(word, bpe, end_of_word)
     ]
 
-
-def cl100k():
-    """GPT-4's tokenizer (cl100k_base), offline; see :func:`course_utils.byte_bpe.cl100k`."""
-    from .byte_bpe import cl100k as load
-
-    return load()

@@ -55,7 +55,7 @@ def textbook_corpus():
 
 @pytest.fixture(scope="module")
 def gpt4():
-    return bpe.cl100k()
+    return byte_bpe.cl100k()
 
 
 @pytest.fixture(scope="module")
@@ -314,3 +314,14 @@ def test_decode_of_a_cut_character_shows_the_replacement_character(gpt4, referen
     ids = gpt4.encode("🤖")
     assert len(ids) > 1
     assert gpt4.decode(ids[:1]) == reference.decode(ids[:1]) == "\ufffd"
+
+
+def test_the_learner_does_not_import_the_byte_level_module():
+    """bpe is the character-level learner; byte_bpe builds on it, never the other way."""
+    import subprocess
+    import sys
+
+    code = "import sys, course_utils.bpe; print('course_utils.byte_bpe' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert not hasattr(bpe, "cl100k")
