@@ -8,7 +8,6 @@ import torch.nn.functional as F
 from sklearn.metrics.pairwise import cosine_similarity as sklearn_cosine
 from sklearn.neighbors import NearestNeighbors
 
-from course_utils import checks
 from course_utils.embeddings import (
     contextual_update,
     cosine_similarity,
@@ -218,62 +217,4 @@ def test_contextual_update_rejects_bad_input(args, error, message):
         contextual_update(*args)
 
 
-# diagnostic checks for the notebook's test cells
-
-
-def test_check_lookup_names_the_row_instead_of_the_column():
-    weight_t = random(4, 4)
-    checks.check_lookup(weight_t[:, 2], weight_t, 2)
-    with pytest.raises(AssertionError, match="ROW of Wᵀ"):
-        checks.check_lookup(weight_t[2], weight_t, 2)
-
-
-def test_check_cosine_matrix_names_the_mistakes():
-    a, b = random(3, 5, seed=1) * 3, random(4, 5, seed=2)
-    right = F.cosine_similarity(a[:, None], b[None], dim=-1)
-    checks.check_cosine_matrix(right, a, b)
-    with pytest.raises(AssertionError, match="dot products, not the cosines"):
-        checks.check_cosine_matrix(a @ b.T, a, b)
-    with pytest.raises(AssertionError, match=r"divided by \|u\| only"):
-        checks.check_cosine_matrix(a @ b.T / a.norm(dim=1, keepdim=True), a, b)
-    with pytest.raises(AssertionError, match="cosine distance"):
-        checks.check_cosine_matrix(1 - right, a, b)
-    with pytest.raises(AssertionError, match="shape"):
-        checks.check_cosine_matrix(right.T, a, b)
-
-
-def test_check_neighbours_names_the_mistakes():
-    words = [f"w{n}" for n in range(8)]
-    vectors = random(8, 3, seed=12) * torch.linspace(0.2, 6.0, 8)[:, None]
-    cosines = F.cosine_similarity(vectors[2:3], vectors, dim=1)
-    order = [words[n] for n in cosines.argsort(descending=True).tolist()]
-    checks.check_neighbours(order[1:4], "w2", words, vectors, 3)
-    with pytest.raises(AssertionError, match="include the word itself"):
-        checks.check_neighbours(order[:3], "w2", words, vectors, 3)
-    with pytest.raises(AssertionError, match="least similar up"):
-        checks.check_neighbours(order[::-1][:3], "w2", words, vectors, 3)
-    dot_order = [words[n] for n in (vectors @ vectors[2]).argsort(descending=True).tolist()]
-    dot_order.remove("w2")
-    assert dot_order[:3] != order[1:4]
-    with pytest.raises(AssertionError, match="dot products"):
-        checks.check_neighbours(dot_order[:3], "w2", words, vectors, 3)
-    with pytest.raises(AssertionError, match="k = 3 words"):
-        checks.check_neighbours(order[1:3], "w2", words, vectors, 3)
-    with pytest.raises(AssertionError, match="list of words"):
-        checks.check_neighbours("w1 w3 w4", "w2", words, vectors, 3)
-
-
-def test_check_contextual_update_names_the_mistakes():
-    embeddings, query, values = bark_sentence()
-    right = contextual_update(embeddings, 5, query, values)
-    checks.check_contextual_update(right.updated, embeddings, 5, query, values)
-    scores = embeddings[:6] @ query
-    with pytest.raises(AssertionError, match="raw dot products"):
-        checks.check_contextual_update(
-            embeddings[5] + scores @ values[:6], embeddings, 5, query, values
-        )
-    with pytest.raises(AssertionError, match="Δ alone"):
-        checks.check_contextual_update(right.delta, embeddings, 5, query, values)
-    everything = embeddings[5] + torch.softmax(embeddings @ query, dim=0) @ values
-    with pytest.raises(AssertionError, match="AFTER position i"):
-        checks.check_contextual_update(everything, embeddings, 5, query, values)
+# the diagnostic checks of the notebook's test cells: tests/test_checks_embeddings.py

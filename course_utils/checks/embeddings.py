@@ -14,6 +14,7 @@ __all__ = [
     "check_cosine_matrix",
     "check_lookup",
     "check_neighbours",
+    "check_updated_embeddings",
 ]
 
 EMBEDDING_MISTAKES = {
@@ -32,6 +33,15 @@ EMBEDDING_MISTAKES = {
     "so the weights are positive and sum to 1",
     "delta_only": "you returned Δ alone: the updated word is E′_i = E_i + Δ",
     "later_words": "you let words AFTER position i contribute too: the sum runs over j ≤ i",
+    "no_causal_mask": "row i mixes in the words AFTER word i too: mask the scores Q_i · E_j "
+    "with j > i (set them to −∞) before the softmax, so the sum runs over j ≤ i",
+    "no_residual": "you returned the changes Δ_i alone: add them to the words, E′_i = E_i + Δ_i",
+    "softmax_axis": "you took the softmax down the columns (over the words i that ask): for "
+    "each word i the weights over j ≤ i must sum to 1 (softmax over the last axis)",
+    "scaled": "you divided the scores by √n_E: this update uses the raw dot products "
+    "Q_i · E_j (the scaling comes with attention)",
+    "transposed": "you computed E_i · Q_j instead of Q_i · E_j: row i of the scores compares "
+    "word i's query with every word's embedding, S = Q Eᵀ",
 }
 
 
@@ -110,3 +120,34 @@ def check_contextual_update(
         EMBEDDING_MISTAKES["later_words"]: e[position] + torch.softmax(e @ q, dim=0) @ v,
     }
     check_close(actual, e[position] + delta, name, atol=atol, mistakes=mistakes)
+
+
+def _causal_update(e, q, v, scale=1.0, mask=True, residual=True, dim=-1, scores=None):
+    """E + softmax(mask(Q Eᵀ · scale)) V, with each part switchable to model a mistake."""
+    if scores is None:
+        scores = q @ e.T
+    scores = scores * scale
+    if mask:
+        later = torch.ones(scores.shape, dtype=torch.bool).triu(diagonal=1)
+        scores = scores.masked_fill(later, float("-inf"))
+    delta = torch.softmax(scores, dim=dim) @ v
+    return e + delta if residual else delta
+
+
+def check_updated_embeddings(actual, embeddings, queries, values, name: str = "E′",
+                             atol=1e-4) -> None:
+    """Fail unless ``actual`` is E′ with E′_i = E_i + Σ_{j ≤ i} softmax_j(Q_i · E_j) V_j.
+
+    ``embeddings`` E, ``queries`` Q and ``values`` V all have shape (n, n_E); row i of
+    Q is the query of word i. The expected E′ has shape (n, n_E).
+    """
+    e, q = as_tensor(embeddings, "E"), as_tensor(queries, "Q")
+    v = as_tensor(values, "V")
+    mistakes = {
+        EMBEDDING_MISTAKES["no_causal_mask"]: _causal_update(e, q, v, mask=False),
+        EMBEDDING_MISTAKES["no_residual"]: _causal_update(e, q, v, residual=False),
+        EMBEDDING_MISTAKES["softmax_axis"]: _causal_update(e, q, v, dim=0),
+        EMBEDDING_MISTAKES["scaled"]: _causal_update(e, q, v, scale=e.shape[-1] ** -0.5),
+        EMBEDDING_MISTAKES["transposed"]: _causal_update(e, q, v, scores=e @ q.T),
+    }
+    check_close(actual, _causal_update(e, q, v), name, atol=atol, mistakes=mistakes)
