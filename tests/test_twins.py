@@ -76,3 +76,31 @@ def test_a_function_without_twins_runs_untouched():
 )
 def test_answer_cells_that_import_a_twin_are_flagged(source, flagged):
     assert checks.imported_twins(source, "causal_softmax") == flagged
+
+
+def test_a_method_twin_fails_on_every_object_of_its_class_and_comes_back():
+    """``module.Class.method`` twins are swapped in the class: a cached object's bound
+    method, looked up at call time, reaches the stand-in too."""
+    from course_utils import byte_bpe
+
+    gpt4 = byte_bpe.cl100k()
+    path = "course_utils.byte_bpe.BytePairTokenizer.encode"
+    assert checks.twins._resolve(path) is vars(byte_bpe.BytePairTokenizer)["encode"]
+
+    def encode(text, ranks, special_tokens):  # answers with the cached tokenizer
+        return gpt4.encode(text, allowed_special="all")
+
+    with pytest.raises(checks.LibraryTwinError, match="encode called " + path):
+        checks.own_work(encode)("hello", gpt4.ranks, gpt4.special_tokens)
+    assert gpt4.encode("hello world") == [15339, 1917]  # back afterwards
+    assert "encode" in vars(byte_bpe.BytePairTokenizer)
+
+
+def test_method_twins_are_flagged_only_when_named_with_their_class():
+    own = "from course_utils.byte_bpe import CL100K_PATTERN\ndef encode(t):\n    return t.encode()"
+    assert checks.imported_twins(own, "encode") == []
+    named = "from course_utils.byte_bpe import BytePairTokenizer as T, pre_tokenize\n" \
+            "def encode(t):\n    return T.encode(tok, t) + BytePairTokenizer.encode(tok, t)"
+    assert checks.imported_twins(named, "encode") == [
+        "course_utils.byte_bpe.BytePairTokenizer.encode", "course_utils.byte_bpe.pre_tokenize"
+    ]

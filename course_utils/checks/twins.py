@@ -48,7 +48,25 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.bpe.segment",
         "course_utils.bpe.apply_merges",
     ),
-    "merge_chunk": ("course_utils.byte_bpe._byte_pair_merge",),
+    "merge_chunk": (
+        "course_utils.byte_bpe._byte_pair_merge",
+        "course_utils.byte_bpe.BytePairTokenizer.encode",
+        "course_utils.byte_bpe.BytePairTokenizer.encode_ordinary",
+        "course_utils.byte_bpe.BytePairTokenizer._encode_chunk",
+        "tiktoken.Encoding.encode",
+        "tiktoken.Encoding.encode_ordinary",
+    ),
+    "encode": (
+        "course_utils.byte_bpe.BytePairTokenizer.encode",
+        "course_utils.byte_bpe.BytePairTokenizer.encode_ordinary",
+        "course_utils.byte_bpe.BytePairTokenizer._encode_chunk",
+        "course_utils.byte_bpe.BytePairTokenizer.pre_tokenize",
+        "course_utils.byte_bpe.BytePairTokenizer.tokens",
+        "course_utils.byte_bpe.pre_tokenize",
+        "course_utils.byte_bpe._byte_pair_merge",
+        "tiktoken.Encoding.encode",
+        "tiktoken.Encoding.encode_ordinary",
+    ),
     # 04_alpha3_by_hand
     "scores": ("course_utils.attention.attention_scores",),
     "causal_softmax": (
@@ -64,9 +82,19 @@ class LibraryTwinError(AssertionError):
     """A student's answer called the library function that answers its exercise."""
 
 
+def _owner(name: str):
+    """The module ``name``, or the class ``module.Class`` it names."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        module_name, _, class_name = name.rpartition(".")
+        return getattr(importlib.import_module(module_name), class_name)
+
+
 def _resolve(path: str):
-    module_name, _, attribute = path.rpartition(".")
-    return getattr(importlib.import_module(module_name), attribute)
+    """The twin at ``path``: ``module.function`` or ``module.Class.method``."""
+    owner_name, _, attribute = path.rpartition(".")
+    return getattr(_owner(owner_name), attribute)
 
 
 def _stand_in(exercise: str, path: str) -> Callable:
@@ -85,9 +113,17 @@ def library_twins_unavailable(exercise: str, namespace: dict | None = None) -> I
 
     They are swapped wherever they are bound: in ``namespace`` (the notebook's globals)
     and in every loaded ``course_utils`` module, so ``from ... import`` and
-    ``module.function`` both reach the stand-in.
+    ``module.function`` both reach the stand-in. A method twin (``module.Class.method``) is
+    swapped in its class, so it fails on every object of the class, cached ones too.
     """
     twins = {id(_resolve(path)): path for path in TWINS.get(exercise, ())}
+    classes = []
+    for path in TWINS.get(exercise, ()):
+        owner_name, _, attribute = path.rpartition(".")
+        owner = _owner(owner_name)
+        if isinstance(owner, type):
+            classes.append((owner, attribute, vars(owner)[attribute]))
+            setattr(owner, attribute, _stand_in(exercise, path))
     library = [m for name, m in list(sys.modules.items()) if name.startswith("course_utils")]
     namespaces = [vars(module) for module in library]
     if namespace is not None:
@@ -103,6 +139,8 @@ def library_twins_unavailable(exercise: str, namespace: dict | None = None) -> I
     finally:
         for names, name, value in swapped:
             names[name] = value
+        for owner, attribute, value in classes:
+            setattr(owner, attribute, value)
 
 
 def own_work(function: Callable) -> Callable:
@@ -147,6 +185,9 @@ def imported_twins(source: str, exercise: str) -> list[str]:
 
     def named(path: str) -> bool:
         module, _, function = path.rpartition(".")
+        if module.rpartition(".")[2][:1].isupper():  # a method: only Class.method is sure
+            return any(name.endswith(path.rpartition(".")[0].rpartition(".")[2] + "." + function)
+                       for name in used)
         return any(
             name == path
             or (name.endswith("." + function) and (module.endswith(name.rpartition(".")[0])
