@@ -29,12 +29,27 @@ __all__ = ["TWINS", "LibraryTwinError", "imported_twins", "library_twins_unavail
 TWINS: dict[str, tuple[str, ...]] = {
     # 01_static_vs_contextual
     "embed": ("course_utils.embeddings.one_hot", "course_utils.embeddings.lookup"),
-    "cosine_matrix": ("course_utils.embeddings.cosine_similarity",),
+    "cosine_matrix": (
+        "course_utils.embeddings.cosine_similarity",
+        "course_utils.checks.embeddings._cosines",
+    ),
     "nearest_words": (
         "course_utils.embeddings.nearest_neighbours",
         "course_utils.embeddings.cosine_similarity",
+        "course_utils.checks.embeddings._cosines",
     ),
-    "updated_embedding": ("course_utils.embeddings.contextual_update",),
+    "updated_embedding": (
+        "course_utils.embeddings.contextual_update",
+        "course_utils.checks.embeddings._causal_update",
+    ),
+    "updated_embeddings": (
+        "course_utils.embeddings.contextual_update",
+        "course_utils.checks.embeddings._causal_update",
+        "course_utils.attention.attention",
+        "course_utils.attention.attention_weights",
+        "course_utils.attention.masked_softmax",
+        "course_utils.attention.causal_mask",
+    ),
     # 02_skipgram
     "window_pairs": ("course_utils.skipgram.window_pairs", "course_utils.skipgram.context_pairs"),
     "window_loss": ("course_utils.skipgram.window_loss", "course_utils.skipgram.objective"),
