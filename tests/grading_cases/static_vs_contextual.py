@@ -44,13 +44,191 @@ def updated_embedding(E, i, Q, V):
     return E[i] + weights @ V
 """
 
+# The build exercise: every word sees the whole sentence.
+NO_CAUSAL_MASK = """
+def updated_embeddings(E, Q, V):
+    return E + torch.softmax(Q @ E.T, dim=-1) @ V
+"""
+
+# Right on no input: scaled by the square root as attention will be (notebook 04).
+SCALED = """
+def updated_embeddings(E, Q, V):
+    n = E.shape[0]
+    later = torch.ones(n, n, dtype=torch.bool, device=E.device).triu(1)
+    scores = (Q @ E.T / E.shape[1] ** 0.5).masked_fill(later, float("-inf"))
+    return E + torch.softmax(scores, dim=-1) @ V
+"""
+
+# The mask and the softmax right, the residual forgotten.
+NO_RESIDUAL = """
+def updated_embeddings(E, Q, V):
+    n = E.shape[0]
+    later = torch.ones(n, n, dtype=torch.bool, device=E.device).triu(1)
+    return torch.softmax((Q @ E.T).masked_fill(later, float("-inf")), dim=-1) @ V
+"""
+
+# Every exercise answered by its library twin (one import in the answer cell, one in the
+# function): each loses its points, and the grading flags the imports.
+TWIN_EMBED = """
+from course_utils.embeddings import lookup
+
+
+def embed(weight_t, n):
+    return lookup(weight_t.T, n)
+"""
+
+TWIN_COSINE = """
+from course_utils.embeddings import cosine_similarity
+
+
+def cosine_matrix(a, b):
+    return cosine_similarity(a, b)
+"""
+
+TWIN_NEAREST = """
+def nearest_words(word, vocabulary, vectors, k):
+    from course_utils.embeddings import nearest_neighbours
+
+    me = vocabulary.index(word)
+    found = nearest_neighbours(vectors[me], vectors, k=k, exclude=[me])
+    return [vocabulary[n] for n in found.indices.tolist()]
+"""
+
+TWIN_UPDATE = """
+import course_utils.embeddings
+
+
+def updated_embedding(E, i, Q, V):
+    return course_utils.embeddings.contextual_update(E, i, Q, V).updated
+"""
+
+TWIN_BUILD = """
+from course_utils.attention import attention
+
+
+def updated_embeddings(E, Q, V):
+    return E + attention(Q, E, V, causal=True, scale=1.0)[0]
+"""
+
+# The build exercise answered with the library's single-word update, one row at a time.
+TWIN_BUILD_ROWS = """
+from course_utils.embeddings import contextual_update
+
+
+def updated_embeddings(E, Q, V):
+    return torch.stack([contextual_update(E, i, Q[i], V).updated for i in range(len(E))])
+"""
+
 WRONG = {
     "takes_a_row": {"embed": ROW_OF_W_T},
     "dot_product_not_cosine": {"cosine_matrix": DOT_PRODUCT, "nearest_words": INCLUDES_ITSELF},
     "one_norm_only": {"cosine_matrix": ONE_NORM},
     "neighbours_ascending": {"nearest_words": ASCENDING},
     "delta_without_softmax": {"updated_embedding": NO_SOFTMAX},
-    "later_words_count": {"updated_embedding": LATER_WORDS},
+    "later_words_count": {"updated_embedding": LATER_WORDS, "updated_embeddings": NO_CAUSAL_MASK},
+    "scales_by_square_root": {"updated_embeddings": SCALED},
+    "forgets_the_residual": {"updated_embeddings": NO_RESIDUAL},
+    "calls_the_library": {
+        "embed": TWIN_EMBED,
+        "cosine_matrix": TWIN_COSINE,
+        "nearest_words": TWIN_NEAREST,
+        "updated_embedding": TWIN_UPDATE,
+        "updated_embeddings": TWIN_BUILD,
+    },
+    "calls_the_library_row_by_row": {"updated_embeddings": TWIN_BUILD_ROWS},
 }
 
-CORRECT: dict[str, dict[str, str]] = {}
+# Right answers written another way: each must get every point.
+
+# The column of Wᵀ by indexing; F.normalize; a sort in plain Python; an explicit exp and
+# sum in float64; the whole sentence by a loop over the words.
+INDEXING_AND_LOOPS = {
+    "embed": """
+def embed(weight_t, n):
+    return weight_t[:, n]
+""",
+    "cosine_matrix": """
+def cosine_matrix(a, b):
+    return F.normalize(a, dim=1) @ F.normalize(b, dim=1).T
+""",
+    "nearest_words": """
+def nearest_words(word, vocabulary, vectors, k):
+    me = vectors[vocabulary.index(word)]
+    scored = []
+    for other, vector in zip(vocabulary, vectors):
+        if other != word:
+            cosine = float(me @ vector) / (float(me.norm()) * float(vector.norm()))
+            scored.append((cosine, other))
+    return [other for _, other in sorted(scored, reverse=True)[:k]]
+""",
+    "updated_embedding": """
+def updated_embedding(E, i, Q, V):
+    E, Q, V = E.double(), Q.double(), V.double()
+    scores = E[: i + 1] @ Q
+    exps = torch.exp(scores - scores.max())
+    weights = exps / exps.sum()
+    return (E[i] + (weights[:, None] * V[: i + 1]).sum(dim=0)).float()
+""",
+    "updated_embeddings": """
+def updated_embeddings(E, Q, V):
+    rows = []
+    for i in range(E.shape[0]):
+        scores = E[: i + 1] @ Q[i]
+        weights = torch.exp(scores - scores.max())
+        weights = weights / weights.sum()
+        rows.append(E[i] + weights @ V[: i + 1])
+    return torch.stack(rows)
+""",
+}
+
+# torch's one_hot; numpy with a double loop; argsort descending; a softmax over the
+# masked scores with −1e9 instead of −∞, returned as numpy.
+NUMPY_AND_ONE_HOT = {
+    "embed": """
+def embed(weight_t, n):
+    code = F.one_hot(torch.tensor(n), weight_t.shape[1]).to(weight_t.dtype).to(weight_t.device)
+    return weight_t @ code
+""",
+    "cosine_matrix": """
+import numpy as np
+
+
+def cosine_matrix(a, b):
+    a, b = a.detach().cpu().numpy(), b.detach().cpu().numpy()
+    result = np.zeros((len(a), len(b)))
+    for i in range(len(a)):
+        for j in range(len(b)):
+            result[i, j] = a[i] @ b[j] / (np.linalg.norm(a[i]) * np.linalg.norm(b[j]))
+    return result
+""",
+    "nearest_words": """
+def nearest_words(word, vocabulary, vectors, k):
+    unit = vectors / vectors.norm(dim=1, keepdim=True)
+    cosines = unit @ unit[vocabulary.index(word)]
+    order = torch.argsort(cosines, descending=True).tolist()
+    return [vocabulary[n] for n in order if vocabulary[n] != word][:k]
+""",
+    "updated_embedding": """
+def updated_embedding(E, i, Q, V):
+    weights = F.softmax(torch.stack([Q @ E[j] for j in range(i + 1)]), dim=0)
+    delta = sum(weights[j] * V[j] for j in range(i + 1))
+    return E[i] + delta
+""",
+    "updated_embeddings": """
+import numpy as np
+
+
+def updated_embeddings(E, Q, V):
+    e, q, v = (x.detach().cpu().numpy().astype(np.float64) for x in (E, Q, V))
+    scores = q @ e.T
+    scores[np.triu_indices(len(e), k=1)] = -1e9
+    scores = scores - scores.max(axis=1, keepdims=True)
+    weights = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+    return e + weights @ v
+""",
+}
+
+CORRECT = {
+    "indexing_and_loops": INDEXING_AND_LOOPS,
+    "numpy_and_one_hot": NUMPY_AND_ONE_HOT,
+}
