@@ -1,8 +1,8 @@
 """Diagnostic checks for the skipgram notebook's test cells.
 
 Each check computes the right answer its own way (plain loops, ``F.cross_entropy``,
-``F.binary_cross_entropy_with_logits``) and, when the student's answer matches a typical
-mistake instead, names that mistake.
+``F.binary_cross_entropy_with_logits``, autograd) and, when the student's answer matches a
+typical mistake instead, names that mistake.
 """
 
 from collections import Counter
@@ -12,7 +12,12 @@ import torch.nn.functional as F
 
 from .core import as_tensor, check_close
 
-__all__ = ["check_negative_sampling_loss", "check_window_loss", "check_window_pairs"]
+__all__ = [
+    "check_negative_sampling_loss",
+    "check_sgd_step",
+    "check_window_loss",
+    "check_window_pairs",
+]
 
 
 def _pairs(words, c, include_center=False, wrap=False):
@@ -30,15 +35,32 @@ def _pairs(words, c, include_center=False, wrap=False):
     return pairs
 
 
-def check_window_pairs(actual, words, c: int, expected=None, name: str = "window_pairs") -> None:
-    """Fail unless ``actual`` holds the (center, context) pairs with 0 < |j| <= c (any order)."""
-    if actual is None:
-        raise AssertionError(f"{name} is None: did you forget to return the list of pairs?")
+def _item(x):
+    """A plain Python value for a 0-d tensor or NumPy scalar (they hash like the value)."""
+    return x.item() if getattr(x, "ndim", None) == 0 and hasattr(x, "item") else x
+
+
+def _as_pairs(pairs, name: str) -> Counter:
+    """The multiset of pairs: tuples or lists, rows of an array or tensor, any order."""
     try:
-        got = Counter(tuple(pair) for pair in actual)
+        got = Counter(tuple(_item(x) for x in pair) for pair in pairs)
     except TypeError:
         raise AssertionError(f"{name} must be a list of (center, context) pairs") from None
-    right = Counter(_pairs(words, c) if expected is None else map(tuple, expected))
+    if any(len(pair) != 2 for pair in got):
+        raise AssertionError(f"{name} must be a list of (center, context) pairs, two words each")
+    return got
+
+
+def check_window_pairs(actual, words, c: int, expected=None, name: str = "window_pairs") -> None:
+    """Fail unless ``actual`` holds the (center, context) pairs with 0 < |j| <= c.
+
+    Compared as multisets: any order, tuples or lists, rows of an array or tensor.
+    """
+    if actual is None:
+        raise AssertionError(f"{name} is None: did you forget to return the list of pairs?")
+    words = [_item(w) for w in words]
+    got = _as_pairs(actual, name)
+    right = Counter(_pairs(words, c)) if expected is None else _as_pairs(expected, "expected")
     if got == right:
         return
     mistakes = {
@@ -97,6 +119,91 @@ def check_window_loss(actual, W, ids, t: int, c: int, name: str = "window_loss")
     right, mistakes = _window_loss_variants(W, ids, t, c)
     check_close(
         value.reshape(()), right, name, atol=1e-4 * max(1.0, abs(float(right))), mistakes=mistakes
+    )
+
+
+def _window_gradient(W, ids, t, c):
+    """dL_t/dW by autograd on this module's own L_t (F.cross_entropy), and the closed-form
+    parts that the typical mistakes keep or drop: {message: wrong gradient}.
+
+    With p = P(. | a) (N,), m context words and n_i the number of times word i is one of
+    them, L_t = sum_b [-v_a.v_b + log sum_i exp(v_a.v_i)] has
+    dL_t/dv_i = (m p_i - n_i) v_a (word i as a context word) plus, on the center's row a,
+    sum_i (m p_i - n_i) v_i (word a as the center).
+    """
+    n = ids.numel()
+    inside = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < n]
+    a = int(ids[t])
+    with torch.enable_grad():
+        leaf = W.detach().clone().requires_grad_()
+        logits = (leaf @ leaf[a])[None, :].expand(len(inside), -1)
+        F.cross_entropy(logits, ids[inside], reduction="sum").backward()
+    right = leaf.grad
+    W = W.detach()
+    p = torch.softmax(W @ W[a], dim=0)
+    observed = torch.bincount(ids[inside], minlength=W.shape[0]).to(W.dtype)
+    expected = len(inside) * p
+
+    def gradient(error, center=True, context=True, overwrite=False):
+        grad = torch.zeros_like(W)
+        if context:
+            grad += error[:, None] * W[a][None, :]
+        if overwrite:
+            grad[a] = error @ W
+        elif center:
+            grad[a] += error @ W
+        return grad
+
+    error = expected - observed
+    mistakes = {
+        "the sign is flipped: dL_t/dW is expected minus observed, (m p_i - n_i), "
+        "not observed minus expected": -right,
+        "the expected term is missing: besides -v_b for the observed words, every word i "
+        "contributes m P(i|a) (the softmax's denominator has a gradient too)": gradient(-observed),
+        "only the center row is there: every word i also gets (m P(i|a) - n_i) v_a "
+        "as a context (output) vector, so all N rows change": gradient(error, context=False),
+        "the center row's own part is missing: the center word's vector v_a is also "
+        "in every score v_a.v_i, so row a gets sum_i (m P(i|a) - n_i) v_i too": gradient(
+            error, center=False
+        ),
+        "row a holds only its part as the center: with one matrix the center word's vector "
+        "is also a context (output) vector, so its two parts ADD (+=, not =)": gradient(
+            error, overwrite=True
+        ),
+        "it is averaged over the context words; L_t is their sum": right / len(inside),
+    }
+    return right, mistakes
+
+
+def _as_step(result, name):
+    if result is None:
+        raise AssertionError(f"{name} is None: did you forget to return (loss, grad, W_new)?")
+    if not isinstance(result, tuple | list) or len(result) != 3:
+        got = f"{len(result)} values" if isinstance(result, tuple | list) else type(result).__name__
+        raise AssertionError(f"{name} must return three values (loss, grad, W_new); got {got}")
+    return result
+
+
+def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_step") -> None:
+    """Fail unless ``result`` is (L_t(W), dL_t/dW, W - lr dL_t/dW), checked against autograd.
+
+    ``W`` is the matrix as it was BEFORE the call (pass the student's function a clone).
+    """
+    loss, grad, W_new = _as_step(result, name)
+    W = as_tensor(W, "W")
+    ids = torch.as_tensor(ids).long().cpu()
+    check_window_loss(loss, W, ids, t, c, f"the loss of {name}")
+    right, mistakes = _window_gradient(W, ids, t, c)
+    scale = 1e-4 * max(1.0, float(right.abs().max()))
+    check_close(grad, right, f"the gradient of {name}", atol=scale, mistakes=mistakes)
+    step_mistakes = {
+        "the step goes uphill (gradient ascent): descent SUBTRACTS, W - lr * grad": W + lr * right,
+        "the learning rate is missing: W_new = W - lr * grad": W - right,
+        "W_new is W unchanged: return W - lr * grad": W,
+        "W_new is the step lr * grad, not the new matrix W - lr * grad": -lr * right,
+    }
+    check_close(
+        W_new, W - lr * right, f"W_new of {name}", atol=scale * max(1.0, lr), mistakes=step_mistakes
     )
 
 

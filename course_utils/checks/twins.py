@@ -51,8 +51,27 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.attention.causal_mask",
     ),
     # 02_skipgram
-    "window_pairs": ("course_utils.skipgram.window_pairs", "course_utils.skipgram.context_pairs"),
-    "window_loss": ("course_utils.skipgram.window_loss", "course_utils.skipgram.objective"),
+    "window_pairs": (
+        "course_utils.skipgram.window_pairs",
+        "course_utils.skipgram.context_pairs",
+        "course_utils.checks.skipgram._pairs",
+    ),
+    "window_loss": (
+        "course_utils.skipgram.window_loss",
+        "course_utils.skipgram.objective",
+        "course_utils.skipgram.predicted_probabilities",
+        "course_utils.skipgram._pair_log_probabilities",
+        "course_utils.checks.skipgram._window_loss_variants",
+    ),
+    "sgd_step": (
+        "course_utils.skipgram.window_loss",
+        "course_utils.skipgram.objective",
+        "course_utils.skipgram.objective_gradient",
+        "course_utils.skipgram.predicted_probabilities",
+        "course_utils.skipgram._pair_log_probabilities",
+        "course_utils.checks.skipgram._window_loss_variants",
+        "course_utils.checks.skipgram._window_gradient",
+    ),
     "negative_sampling_loss": ("course_utils.skipgram.negative_sampling_loss",),
     # 03_bpe
     "count_pairs": ("course_utils.bpe.count_pairs",),

@@ -41,13 +41,223 @@ def negative_sampling_loss(v_center, u_context, u_negatives):
     return -(positive + negative.sum(dim=-1)).sum()
 """
 
+# The build exercise (sgd_step): the typical mistakes of the closed-form gradient and the step.
+_SGD_HEAD = """
+def sgd_step(W, ids, t, c, lr):
+    context = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+    a, b = ids[t], ids[context]
+    log_p = torch.log_softmax(W @ W[a], dim=0)
+    loss = -log_p[b].sum()
+    observed = torch.bincount(b, minlength=W.shape[0]).to(W.dtype)
+    expected = len(context) * log_p.exp()
+"""
+
+GRADIENT_SIGN_FLIPPED = _SGD_HEAD + """
+    error = observed - expected
+    grad = error[:, None] * W[a][None, :]
+    grad[a] += error @ W
+    return loss, grad, W - lr * grad
+"""
+
+NO_EXPECTED_TERM = _SGD_HEAD + """
+    error = -observed
+    grad = error[:, None] * W[a][None, :]
+    grad[a] += error @ W
+    return loss, grad, W - lr * grad
+"""
+
+ONLY_CENTER_ROW = _SGD_HEAD + """
+    grad = torch.zeros_like(W)
+    grad[a] = (expected - observed) @ W
+    return loss, grad, W - lr * grad
+"""
+
+# Two roles, one row: the center's part overwrites its part as an output vector.
+CENTER_ROW_OVERWRITTEN = _SGD_HEAD + """
+    error = expected - observed
+    grad = error[:, None] * W[a][None, :]
+    grad[a] = error @ W
+    return loss, grad, W - lr * grad
+"""
+
+GRADIENT_ASCENT = _SGD_HEAD + """
+    error = expected - observed
+    grad = error[:, None] * W[a][None, :]
+    grad[a] += error @ W
+    return loss, grad, W + lr * grad
+"""
+
+# Right, but written with autograd: the test runs it under torch.no_grad().
+AUTOGRAD_INSTEAD = """
+def sgd_step(W, ids, t, c, lr):
+    W = W.clone().requires_grad_()
+    context = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+    loss = -torch.log_softmax(W @ W[ids[t]], dim=0)[ids[context]].sum()
+    loss.backward()
+    return loss.detach(), W.grad, (W - lr * W.grad).detach()
+"""
+
+# Every exercise answered by the library: each loses its own points (and one cell imports).
+TWIN_WINDOW_PAIRS = """
+from course_utils.skipgram import window_pairs as library_pairs
+
+def window_pairs(words, c):
+    return library_pairs(words, c)
+"""
+
+TWIN_WINDOW_LOSS = """
+def window_loss(W, ids, t, c):
+    import course_utils.skipgram
+    return course_utils.skipgram.window_loss(W, ids, t, c)
+"""
+
+TWIN_SGD_STEP = """
+from course_utils import skipgram
+
+def sgd_step(W, ids, t, c, lr):
+    leaf = W.clone().requires_grad_()
+    with torch.enable_grad():
+        loss = skipgram.window_loss(leaf, ids, t, c)
+        loss.backward()
+    grad = leaf.grad
+    return loss.detach(), grad, W - lr * grad
+"""
+
+TWIN_NEGATIVE_SAMPLING = """
+from course_utils.skipgram import negative_sampling_loss as library_loss
+
+def negative_sampling_loss(v_center, u_context, u_negatives):
+    return library_loss(v_center, u_context, u_negatives)
+"""
+
 WRONG = {
     "includes_center": {"window_pairs": INCLUDES_CENTER},
     "ignores_c": {"window_pairs": IGNORES_C},
     "no_log_sum_exp": {"window_loss": NO_LOG_SUM_EXP},
     "wraps_around": {"window_loss": WRAPS_AROUND},
+    "gradient_sign_flipped": {"sgd_step": GRADIENT_SIGN_FLIPPED},
+    "no_expected_term": {"sgd_step": NO_EXPECTED_TERM},
+    "only_center_row": {"sgd_step": ONLY_CENTER_ROW},
+    "center_row_overwritten": {"sgd_step": CENTER_ROW_OVERWRITTEN},
+    "gradient_ascent": {"sgd_step": GRADIENT_ASCENT},
+    "autograd_instead": {"sgd_step": AUTOGRAD_INSTEAD},
     "negatives_wrong_sign": {"negative_sampling_loss": NEGATIVES_WRONG_SIGN},
     "sums_over_batch": {"negative_sampling_loss": SUMS_OVER_BATCH},
+    "library_twins": {
+        "window_pairs": TWIN_WINDOW_PAIRS,
+        "window_loss": TWIN_WINDOW_LOSS,
+        "sgd_step": TWIN_SGD_STEP,
+        "negative_sampling_loss": TWIN_NEGATIVE_SAMPLING,
+    },
 }
 
-CORRECT: dict[str, dict[str, str]] = {}
+# ------------------------------------------------------------------ right, another way
+# Right-hand context first, nested loops over offsets; a hand-written log-sum-exp in float64;
+# the gradient pair by pair in a loop; the negatives' loss in a loop with log(sigmoid(.)).
+RIGHT_FIRST_PAIRS = """
+def window_pairs(words, c):
+    pairs = []
+    for t, center in enumerate(words):
+        for j in list(range(1, c + 1)) + list(range(-1, -c - 1, -1)):
+            if 0 <= t + j < len(words):
+                pairs.append([center, words[t + j]])
+    return pairs
+"""
+
+HAND_LOG_SUM_EXP = """
+def window_loss(W, ids, t, c):
+    W = W.double()
+    scores = W @ W[ids[t]]
+    top = scores.max()
+    log_normaliser = top + torch.log(torch.exp(scores - top).sum())
+    loss = 0.0
+    for j in range(-c, c + 1):
+        if j != 0 and 0 <= t + j < len(ids):
+            loss = loss + log_normaliser - scores[ids[t + j]]
+    return loss
+"""
+
+SGD_STEP_PAIR_BY_PAIR = """
+def sgd_step(W, ids, t, c, lr):
+    a = int(ids[t])
+    p = torch.softmax(W @ W[a], dim=0)
+    loss, grad = 0.0, torch.zeros_like(W)
+    for j in range(-c, c + 1):
+        if j == 0 or not 0 <= t + j < len(ids):
+            continue
+        b = int(ids[t + j])
+        loss = loss - torch.log(p[b])
+        grad[a] += p @ W - W[b]          # v_a as the center: expected minus observed
+        grad += torch.outer(p, W[a])     # every v_i as an output vector ...
+        grad[b] -= W[a]                  # ... minus the one observed
+    W_new = W.clone()
+    W_new -= lr * grad
+    return loss, grad, W_new
+"""
+
+LOOP_NEGATIVES = """
+def negative_sampling_loss(v_center, u_context, u_negatives):
+    losses = []
+    for v, u, negatives in zip(v_center, u_context, u_negatives):
+        loss = -torch.log(torch.sigmoid(u @ v))
+        for n in negatives:
+            loss = loss - torch.log(torch.sigmoid(-(n @ v)))
+        losses.append(loss)
+    return torch.stack(losses).mean()
+"""
+
+# zip-based pairs as a tuple-returning generator of tuples; L_t through F.cross_entropy;
+# the gradient from one-hot matrices; the negatives with einsum.
+ZIP_PAIRS = """
+def window_pairs(words, c):
+    pairs = []
+    for j in range(1, c + 1):
+        pairs += list(zip(words[j:], words[:-j]))    # (w_t, w_{t-j})
+        pairs += list(zip(words[:-j], words[j:]))    # (w_t, w_{t+j})
+    return pairs
+"""
+
+CROSS_ENTROPY_LOSS = """
+def window_loss(W, ids, t, c):
+    context = torch.tensor([t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)],
+                           dtype=torch.long, device=ids.device)
+    scores = (W @ W[ids[t]]).expand(len(context), -1)
+    return F.cross_entropy(scores, ids[context], reduction="sum")
+"""
+
+SGD_STEP_ONE_HOT = """
+def sgd_step(W, ids, t, c, lr):
+    N = W.shape[0]
+    positions = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+    center = F.one_hot(ids[t], N).to(W.dtype)                  # I(a), (N,)
+    targets = F.one_hot(ids[positions], N).to(W.dtype)         # one row per context word, (m, N)
+    v_a = center @ W
+    log_p = torch.log_softmax(W @ v_a, dim=0)
+    p = log_p.exp()
+    loss = -(targets @ log_p).sum()
+    error = p[None, :] - targets                               # (m, N): expected minus observed
+    grad = torch.outer(error.sum(0), v_a) + torch.outer(center, error.sum(0) @ W)
+    return loss, grad, W - lr * grad
+"""
+
+EINSUM_NEGATIVES = """
+def negative_sampling_loss(v_center, u_context, u_negatives):
+    positive = torch.nn.functional.logsigmoid(torch.einsum("bd,bd->b", u_context, v_center))
+    negative = torch.nn.functional.logsigmoid(-torch.einsum("bkd,bd->bk", u_negatives, v_center))
+    return -(positive.sum() + negative.sum()) / v_center.shape[0]
+"""
+
+CORRECT = {
+    "loops_and_hand_written": {
+        "window_pairs": RIGHT_FIRST_PAIRS,
+        "window_loss": HAND_LOG_SUM_EXP,
+        "sgd_step": SGD_STEP_PAIR_BY_PAIR,
+        "negative_sampling_loss": LOOP_NEGATIVES,
+    },
+    "zip_and_one_hot": {
+        "window_pairs": ZIP_PAIRS,
+        "window_loss": CROSS_ENTROPY_LOSS,
+        "sgd_step": SGD_STEP_ONE_HOT,
+        "negative_sampling_loss": EINSUM_NEGATIVES,
+    },
+}

@@ -1,0 +1,259 @@
+"""Every diagnostic of course_utils.checks.skipgram: the modelled mistake triggers its
+message, right answers written in other ways (any order, lists, arrays, tensors, float32
+or float64, loops) trigger none."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course_utils import checks
+
+FOX = "the quick brown fox jumps over the lazy dog".split()
+
+
+def pairs(words, c, center=False, wrap=False, right_first=False):
+    offsets = [j for j in range(-c, c + 1) if center or j != 0]
+    if right_first:
+        offsets = sorted(offsets, key=lambda j: (j < 0, abs(j)))
+    n = len(words)
+    return [
+        (words[t], words[(t + j) % n]) for t in range(n) for j in offsets if wrap or 0 <= t + j < n
+    ]
+
+
+def fails(message_part, check, *args, **kwargs):
+    with pytest.raises(AssertionError, match=message_part):
+        check(*args, **kwargs)
+
+
+# ---------------------------------------------------------------------------- window pairs
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pairs(FOX, 2),
+        pairs(FOX, 2, right_first=True),
+        list(reversed(pairs(FOX, 2))),
+        [list(p) for p in pairs(FOX, 2)],
+        np.array(pairs(FOX, 2)),
+        (p for p in pairs(FOX, 2)),
+    ],
+    ids=["text order", "right-hand first", "reversed", "lists", "numpy", "generator"],
+)
+def test_window_pairs_accepts_any_order_and_container(answer):
+    checks.check_window_pairs(answer, FOX, 2)
+
+
+def test_window_pairs_accepts_ids_as_numpy_ints_and_tensors():
+    ids = [3, 1, 4, 1, 5, 9]
+    as_numpy = [(np.int64(a), np.int64(b)) for a, b in pairs(ids, 2)]
+    checks.check_window_pairs(as_numpy, ids, 2)
+    checks.check_window_pairs(torch.tensor(pairs(ids, 2)), ids, 2)
+    checks.check_window_pairs(pairs(ids, 2), torch.tensor(ids), 2)
+    checks.check_window_pairs(pairs(FOX, 1), FOX, 1, expected=[list(p) for p in pairs(FOX, 1)])
+
+
+def test_window_pairs_diagnoses_each_mistake():
+    fails("is None", checks.check_window_pairs, None, FOX, 2)
+    fails(
+        "must be a list of \\(center, context\\) pairs$", checks.check_window_pairs, [1, 2], FOX, 2
+    )
+    fails("two words each", checks.check_window_pairs, [("the", "quick", "brown")], FOX, 2)
+    fails(
+        "pairs each word with itself", checks.check_window_pairs, pairs(FOX, 2, center=True), FOX, 2
+    )
+    fails("wrap around", checks.check_window_pairs, pairs(FOX, 2, wrap=True), FOX, 2)
+    fails("pairs for c = 2, not c = 3", checks.check_window_pairs, pairs(FOX, 2), FOX, 3)
+    fails("pairs for c = 9, not c = 2", checks.check_window_pairs, pairs(FOX, 9), FOX, 2)
+    fails(
+        "missing: \\[\\('the', 'quick'\\)\\]", checks.check_window_pairs, pairs(FOX, 2)[1:], FOX, 2
+    )
+
+
+# ----------------------------------------------------------------------------- window loss
+def window_setup(dtype=torch.float64, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    W = torch.randn(7, 4, generator=generator, dtype=dtype)
+    ids = torch.tensor([0, 3, 1, 3, 5, 2, 6, 3, 4])
+    return W, ids
+
+
+def window_loss(W, ids, t, c, center=False, wrap=False, average=False, no_lse=False):
+    n = len(ids)
+    offsets = [j for j in range(-c, c + 1) if center or j != 0]
+    positions = [t + j for j in offsets if (0 <= t + j < n) or (wrap and t + j < n)]
+    scores = W @ W[ids[t]]
+    log_p = scores if no_lse else scores - torch.logsumexp(scores, dim=0)
+    loss = -log_p[ids[positions]].sum()
+    return loss / len(positions) if average else loss
+
+
+@pytest.mark.parametrize("t", [0, 1, 4, 8])
+def test_window_loss_accepts_float32_float64_numbers_and_a_hand_written_log_sum_exp(t):
+    W, ids = window_setup()
+    checks.check_window_loss(window_loss(W, ids, t, 2), W, ids, t, 2)
+    checks.check_window_loss(window_loss(W.float(), ids, t, 2), W.float(), ids, t, 2)
+    scores = W @ W[ids[t]]
+    hand = scores.max() + torch.log(torch.exp(scores - scores.max()).sum())
+    context = [t + j for j in (-2, -1, 1, 2) if 0 <= t + j < len(ids)]
+    manual = sum(hand - scores[ids[p]] for p in context)
+    checks.check_window_loss(float(manual), W, ids, t, 2)
+    checks.check_window_loss(window_loss(W, ids, t, 2).reshape(1), W, ids, t, 2)
+
+
+def test_window_loss_diagnoses_each_mistake():
+    W, ids = window_setup()
+    t, c = 1, 2
+    fails("one number", checks.check_window_loss, torch.zeros(3), W, ids, t, c)
+    fails(
+        "log-sum-exp",
+        checks.check_window_loss,
+        window_loss(W, ids, t, c, no_lse=True),
+        W,
+        ids,
+        t,
+        c,
+    )
+    fails(
+        "includes j = 0",
+        checks.check_window_loss,
+        window_loss(W, ids, t, c, center=True),
+        W,
+        ids,
+        t,
+        c,
+    )
+    fails(
+        "averages", checks.check_window_loss, window_loss(W, ids, t, c, average=True), W, ids, t, c
+    )
+    fails(
+        "wraps around", checks.check_window_loss, window_loss(W, ids, t, c, wrap=True), W, ids, t, c
+    )
+    fails("sign is wrong", checks.check_window_loss, -window_loss(W, ids, t, c), W, ids, t, c)
+    fails("tolerance", checks.check_window_loss, window_loss(W, ids, t, c) + 1, W, ids, t, c)
+
+
+# -------------------------------------------------------------------------------- SGD step
+def sgd_step_by_loop(W, ids, t, c, lr):
+    """The closed form written pair by pair, with no autograd (the test runs under no_grad)."""
+    grad = torch.zeros_like(W)
+    loss = 0.0
+    a = int(ids[t])
+    for j in range(-c, c + 1):
+        if j == 0 or not 0 <= t + j < len(ids):
+            continue
+        b = int(ids[t + j])
+        p = torch.softmax(W @ W[a], dim=0)
+        loss = loss - torch.log(p[b])
+        grad[a] += -W[b] + p @ W  # v_a as the center
+        grad += p[:, None] * W[a]  # every v_i as a context word ...
+        grad[b] -= W[a]  # ... minus the observed one
+    return loss, grad, W - lr * grad
+
+
+@pytest.mark.parametrize("t, c", [(0, 2), (2, 2), (3, 1), (8, 3), (4, 10)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_sgd_step_accepts_the_closed_form_and_matches_autograd(t, c, dtype):
+    W, ids = window_setup(dtype)
+    with torch.no_grad():
+        result = sgd_step_by_loop(W.clone(), ids, t, c, 0.5)
+    checks.check_sgd_step(result, W, ids, t, c, 0.5)
+    checks.check_sgd_step(
+        tuple(x.tolist() if torch.is_tensor(x) else x for x in result), W, ids, t, c, 0.5
+    )
+    leaf = W.clone().requires_grad_()
+    window_loss(leaf, ids, t, c).backward()
+    torch.testing.assert_close(result[1], leaf.grad)
+
+
+def test_sgd_step_diagnoses_each_mistake():
+    W, ids = window_setup()
+    t, c, lr = 3, 2, 0.1  # the center word ids[3] = 3 is also its own context word (ids[1])
+    loss, right, _ = sgd_step_by_loop(W, ids, t, c, lr)
+    a = int(ids[t])
+    context = [int(ids[t + j]) for j in (-2, -1, 1, 2)]
+    p = torch.softmax(W @ W[a], dim=0)
+    observed = torch.bincount(torch.tensor(context), minlength=7).to(W.dtype)
+    error = len(context) * p - observed
+    as_context = error[:, None] * W[a]
+    as_center = torch.zeros_like(W)
+    as_center[a] = error @ W
+    overwritten = as_context.clone()
+    overwritten[a] = error @ W
+    no_expected = -observed[:, None] * W[a]
+    no_expected[a] += -observed @ W
+
+    def step(grad, new=None):
+        return loss, grad, W - lr * grad if new is None else new
+
+    cases = {
+        "sign is flipped": step(-right),
+        "expected term is missing": step(no_expected),
+        "only the center row": step(as_center),
+        "center row's own part is missing": step(as_context),
+        "ADD \\(\\+=, not =\\)": step(overwritten),
+        "averaged over the context words": step(right / 4),
+        "uphill": step(right, W + lr * right),
+        "learning rate is missing": step(right, W - right),
+        "W_new is W unchanged": step(right, W),
+        "not the new matrix": step(right, -lr * right),
+        "the loss of sgd_step is not right: the sign is wrong": (-loss, right, W - lr * right),
+    }
+    for message, result in cases.items():
+        fails(message, checks.check_sgd_step, result, W, ids, t, c, lr)
+    fails("is None", checks.check_sgd_step, None, W, ids, t, c, lr)
+    fails("three values .* got 2 values", checks.check_sgd_step, (loss, right), W, ids, t, c, lr)
+    fails("three values .* got Tensor", checks.check_sgd_step, right, W, ids, t, c, lr)
+    fails(
+        "gradient of sgd_step is not right \\(tolerance",
+        checks.check_sgd_step,
+        step(right + 1),
+        W,
+        ids,
+        t,
+        c,
+        lr,
+    )
+
+
+# ---------------------------------------------------------------------- negative sampling
+def negative_setup(dtype=torch.float64, B=6, K=4, d=5):
+    generator = torch.Generator().manual_seed(1)
+    return (
+        torch.randn(B, d, generator=generator, dtype=dtype),
+        torch.randn(B, d, generator=generator, dtype=dtype),
+        torch.randn(B, K, d, generator=generator, dtype=dtype),
+    )
+
+
+def negative_loss(v, u, un, neg_sign=1.0, total=False, no_negatives=False):
+    positive = F.logsigmoid((u * v).sum(-1))
+    negative = F.logsigmoid(-neg_sign * torch.einsum("bkd,bd->bk", un, v)).sum(-1)
+    per_pair = -(positive + (0 if no_negatives else negative))
+    return per_pair.sum() if total else per_pair.mean()
+
+
+def test_negative_sampling_loss_accepts_loops_einsum_and_log_of_sigmoid():
+    v, u, un = negative_setup()
+    checks.check_negative_sampling_loss(negative_loss(v, u, un), v, u, un)
+    checks.check_negative_sampling_loss(negative_loss(v.float(), u.float(), un.float()), v, u, un)
+    by_loop = sum(
+        -torch.log(torch.sigmoid(u[b] @ v[b])) - torch.log(torch.sigmoid(-un[b] @ v[b])).sum()
+        for b in range(len(v))
+    ) / len(v)
+    checks.check_negative_sampling_loss(by_loop, v, u, un)
+    checks.check_negative_sampling_loss(by_loop.numpy(), v.numpy(), u.numpy(), un.numpy())
+
+
+def test_negative_sampling_loss_diagnoses_each_mistake():
+    v, u, un = negative_setup()
+    fails("one number", checks.check_negative_sampling_loss, torch.zeros(6), v, u, un)
+    fails("wrong sign: they enter", checks.check_negative_sampling_loss,
+          negative_loss(v, u, un, neg_sign=-1.0), v, u, un)  # fmt: skip
+    fails("sums over the batch", checks.check_negative_sampling_loss,
+          negative_loss(v, u, un, total=True), v, u, un)  # fmt: skip
+    fails("MINUS the log-likelihood", checks.check_negative_sampling_loss,
+          -negative_loss(v, u, un), v, u, un)  # fmt: skip
+    fails("negative words are missing", checks.check_negative_sampling_loss,
+          negative_loss(v, u, un, no_negatives=True), v, u, un)  # fmt: skip
+    fails("tolerance", checks.check_negative_sampling_loss, negative_loss(v, u, un) + 1, v, u, un)
