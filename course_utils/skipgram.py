@@ -1,6 +1,6 @@
 """Skip-gram word2vec: context windows, the full-softmax objective, negative sampling.
 
-Notation of the lecture notes (seed 002, 11.1.5-11.1.9). The text is w_1 ... w_T; the
+Notation of the skip-gram lecture notes (11.1.5-11.1.9). The text is w_1 ... w_T; the
 center word w_t has the context words w_{t+j}, 0 < |j| <= c, where c is the maximum skip
 distance (windows stop at the ends of a sentence). Every word b has a row vector v_b; the
 rows of ``W`` (shape (N, d)) are the N vectors of the vocabulary (the notes' W^T stores
@@ -105,6 +105,26 @@ def _ids_tensor(name: str, ids) -> torch.Tensor:
     return ids
 
 
+def _offsets(c: int, device=None) -> torch.Tensor:
+    """The skip distances j = -c, ..., -1, 1, ..., c, shape (2c,)."""
+    return torch.tensor([j for j in range(-c, c + 1) if j != 0], device=device)
+
+
+def _window_positions(
+    positions: torch.Tensor, offsets: torch.Tensor, length: int, sentence_ids=None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The positions p + j of the windows of ``positions`` (P,), shape (P, len(offsets)),
+    clamped into the text, and which of them count: inside the text of ``length`` words
+    and, with ``sentence_ids``, inside p's sentence. Shared by ``context_pairs`` and the
+    trainer."""
+    context = positions[:, None] + offsets
+    valid = (context >= 0) & (context < length)
+    context = context.clamp(0, length - 1)
+    if sentence_ids is not None:
+        valid &= sentence_ids[context] == sentence_ids[positions, None]
+    return context, valid
+
+
 def context_pairs(
     ids: torch.Tensor, c: int, sentence_ids: torch.Tensor | None = None
 ) -> torch.Tensor:
@@ -115,18 +135,15 @@ def context_pairs(
     """
     ids = _ids_tensor("ids", ids)
     c = _window("c", c)
+    if sentence_ids is not None and sentence_ids.shape != ids.shape:
+        raise ValueError(
+            f"sentence_ids must have the shape of ids {tuple(ids.shape)}; "
+            f"got {tuple(sentence_ids.shape)}"
+        )
     positions = torch.arange(ids.numel(), device=ids.device)
-    offsets = torch.tensor([j for j in range(-c, c + 1) if j != 0], device=ids.device)
-    context = positions[:, None] + offsets  # (T, 2c)
-    valid = (context >= 0) & (context < ids.numel())
-    context = context.clamp(0, ids.numel() - 1)
-    if sentence_ids is not None:
-        if sentence_ids.shape != ids.shape:
-            raise ValueError(
-                f"sentence_ids must have the shape of ids {tuple(ids.shape)}; "
-                f"got {tuple(sentence_ids.shape)}"
-            )
-        valid &= sentence_ids[context] == sentence_ids[:, None]
+    context, valid = _window_positions(
+        positions, _offsets(c, ids.device), ids.numel(), sentence_ids
+    )  # (T, 2c)
     centers = ids[:, None].expand_as(context)
     return torch.stack([centers[valid], ids[context][valid]], dim=1)
 
@@ -349,22 +366,40 @@ def noise_table(counts, power: float = 0.75, size: int = 10**6) -> torch.Tensor:
     return torch.repeat_interleave(torch.arange(noise.numel()), repeats)
 
 
-def _train_step(W, U, kept, sentence, positions, offsets, table, K, lr, generator):
+@dataclass
+class _Training:
+    """What every SGD step of an epoch shares: the center and context matrices W and U
+    (updated in place), the subsampled text ``ids`` with its ``sentence_ids``, the noise
+    ``table``, the number of negatives K and the random generator."""
+
+    W: torch.Tensor
+    U: torch.Tensor
+    ids: torch.Tensor
+    sentence_ids: torch.Tensor
+    table: torch.Tensor
+    negative: int
+    generator: torch.Generator
+
+
+def _train_step(run: _Training, positions: torch.Tensor, offsets: torch.Tensor, lr: float):
     """One SGD step on the pairs (w_{p+j}, w_p), j in ``offsets``, of every position p.
 
     Grouped by the predicted word w_p: its pairs share p's K negatives, so the scores of
     the batch are one batched product of shape (B, len(offsets), 1 + K).
     Returns the summed loss and the number of pairs.
     """
-    context_positions = positions[:, None] + offsets  # (B, 2r)
-    valid = (context_positions >= 0) & (context_positions < kept.numel())
-    context_positions = context_positions.clamp(0, kept.numel() - 1)
-    valid &= sentence[context_positions] == sentence[positions, None]
+    W, U, kept = run.W, run.U, run.ids
+    context_positions, valid = _window_positions(
+        positions, offsets, kept.numel(), run.sentence_ids
+    )  # (B, 2r)
     inputs = kept[context_positions]  # (B, 2r)
     draws = torch.randint(
-        table.numel(), (positions.numel(), K), device=kept.device, generator=generator
+        run.table.numel(),
+        (positions.numel(), run.negative),
+        device=kept.device,
+        generator=run.generator,
     )
-    negatives = table.take(draws)  # (B, K) samples of P_n
+    negatives = run.table.take(draws)  # (B, K) samples of P_n
     targets = torch.cat([kept[positions, None], negatives], dim=1)  # (B, 1 + K)
     d = W.shape[1]
     # index_select is much faster than W[inputs] for gathering rows on CPU
@@ -380,15 +415,13 @@ def _train_step(W, U, kept, sentence, positions, offsets, table, K, lr, generato
     return -(F.logsigmoid(-scores).sum(-1) * valid).sum(), valid.sum()
 
 
-def _train_batch(W, U, kept, sentence, positions, window, table, K, lr, generator):
+def _train_batch(run: _Training, positions: torch.Tensor, window: int, lr: float):
     """Word2vec's reduced windows: position p uses r ~ uniform{1..c}; one step per r."""
-    reduced = torch.randint(1, window + 1, positions.shape, device=kept.device, generator=generator)
+    device = run.ids.device
+    reduced = torch.randint(1, window + 1, positions.shape, device=device, generator=run.generator)
     loss, pairs = 0.0, 0
     for r in range(1, window + 1):
-        offsets = torch.tensor([j for j in range(-r, r + 1) if j != 0], device=kept.device)
-        step_loss, step_pairs = _train_step(
-            W, U, kept, sentence, positions[reduced == r], offsets, table, K, lr, generator
-        )
+        step_loss, step_pairs = _train_step(run, positions[reduced == r], _offsets(r, device), lr)
         loss, pairs = loss + step_loss, pairs + step_pairs
     return loss, pairs
 
@@ -443,14 +476,14 @@ def train_skipgram(
         losses, step, start = [], 0, time.perf_counter()
         for _ in range(epochs):
             kept_mask = torch.rand(ids.shape, device=device, generator=generator) < keep[ids]
-            kept, sentence = ids[kept_mask], sentence_ids[kept_mask]
-            order = torch.randperm(kept.numel(), device=device, generator=generator)
+            run = _Training(
+                W, U, ids[kept_mask], sentence_ids[kept_mask], table, negative, generator
+            )
+            order = torch.randperm(run.ids.numel(), device=device, generator=generator)
             loss_sum, weight_sum = torch.zeros((), device=device), torch.zeros((), device=device)
             for positions in order.split(batch_size):
                 rate = lr * max(1e-4, 1.0 - step / expected_batches)
-                loss, weight = _train_batch(
-                    W, U, kept, sentence, positions, window, table, negative, rate, generator
-                )
+                loss, weight = _train_batch(run, positions, window, rate)
                 loss_sum += loss
                 weight_sum += weight
                 step += 1
