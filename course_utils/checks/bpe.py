@@ -1,15 +1,18 @@
 """Diagnostic checks for the BPE notebook's test cells.
 
-Each check computes the expected answer with the reference in :mod:`course_utils.bpe` and,
-when the student's answer differs, recomputes the answers of the usual mistakes (pairs
-counted across word boundaries, only the first occurrence merged, ties broken another way,
-greedy longest match instead of the merges in order, the leftmost mergeable pair instead
-of the lowest rank) to name the one that was made.
+Each check computes the expected answer with the reference in :mod:`course_utils.bpe` (or
+takes tiktoken's, for GPT-4's tokenizer) and, when the student's answer differs, recomputes
+the answers of the usual mistakes (pairs counted across word boundaries, only the first
+occurrence merged, ties broken another way, greedy longest match instead of the merges in
+order, the leftmost mergeable pair instead of the lowest rank, special tokens not cut out,
+no pre-tokenizer, ids from another table) to name the one that was made.
 """
 
 from collections import Counter
 
-from course_utils import bpe
+import regex
+
+from course_utils import bpe, byte_bpe
 
 __all__ = [
     "check_pair_counts",
@@ -17,6 +20,7 @@ __all__ = [
     "check_bpe_vocabulary",
     "check_segmentation",
     "check_chunk_tokens",
+    "check_encoding",
 ]
 
 
@@ -85,12 +89,15 @@ def check_merged_corpus(actual, corpus: dict, pair: tuple, name: str = "merge_pa
     _fail(name, _differences(dict(actual), expected))
 
 
-def _lexicographic_vocabulary(corpus: dict, k: int) -> list:
+def _vocabulary_with_ties(corpus: dict, k: int, pick) -> list:
+    """V when ``pick`` chooses among the equally frequent pairs (listed by first occurrence)."""
     vocabulary = sorted({token for word in corpus for token in word})
     for _ in range(k):
         pairs = bpe.count_pairs(corpus)
+        if not pairs:
+            break
         best = max(pairs.values())
-        t_left, t_right = min(p for p, c in pairs.items() if c == best)
+        t_left, t_right = pick([p for p, c in pairs.items() if c == best])
         vocabulary.append(t_left + t_right)
         corpus = bpe.merge_pair(corpus, (t_left, t_right))
     return vocabulary
@@ -112,11 +119,18 @@ def check_bpe_vocabulary(actual, corpus: dict, k: int, name: str = "learn_vocabu
         _fail(name, f"V should have {len(expected.vocabulary)} tokens; got {len(actual)}")
     if sorted(actual[: len(characters)]) == characters and actual[: len(characters)] != characters:
         _fail(name, "start V with the unique characters in sorted order")
-    if actual == _lexicographic_vocabulary(corpus, k):
+    if actual == _vocabulary_with_ties(corpus, k, min):
         _fail(
             name,
             "among equally frequent pairs take the one that occurs FIRST in C, not the "
-            "alphabetically smallest (count_pairs lists pairs in order of first occurrence)",
+            "alphabetically smallest (library_count_pairs lists pairs in order of first "
+            "occurrence, and max(pairs, key=pairs.get) returns the first of equal maxima)",
+        )
+    if actual == _vocabulary_with_ties(corpus, k, lambda tied: tied[-1]):
+        _fail(
+            name,
+            "among equally frequent pairs you took the LAST one (a `>=` in the comparison?); "
+            "the rule is the pair that occurs first in C",
         )
     at = next(
         i for i, (a, e) in enumerate(zip(actual, expected.vocabulary, strict=False)) if a != e
@@ -136,7 +150,8 @@ def _greedy_longest_match(word: str, merges: list) -> list:
 
 def check_segmentation(actual, word: str, merges: list, name: str = "segment_word") -> None:
     """Fail unless ``actual`` is ``word`` + ``_`` segmented by the merges in the order learned."""
-    _require(actual, list, name, "a list of tokens")
+    _require(actual, (list, tuple), name, "a list of tokens")
+    actual = list(actual)
     expected = list(bpe.apply_merges((*word, bpe.END_OF_WORD), merges))
     if actual == expected:
         return
@@ -168,7 +183,8 @@ def _leftmost_first(piece: bytes, ranks: dict) -> list:
 
 def check_chunk_tokens(actual, piece: bytes, ranks: dict, expected, name="merge_chunk") -> None:
     """Fail unless ``actual`` (a list of bytes) equals ``expected``, the tokens of ``piece``."""
-    _require(actual, list, name, "a list of tokens (bytes)")
+    _require(actual, (list, tuple), name, "a list of tokens (bytes)")
+    actual = list(actual)
     if actual == list(expected):
         return
     if actual and all(isinstance(token, int) for token in actual):
@@ -187,3 +203,93 @@ def check_chunk_tokens(actual, piece: bytes, ranks: dict, expected, name="merge_
             "rank first (the rank is the order in which the merges were learned)",
         )
     _fail(name, f"expected {list(expected)}; got {actual}")
+
+
+def _model_encode(text: str, ranks, special_tokens, *, merge=None, chunks=None, specials="all"):
+    """The ids of ``text`` the way a student might compute them.
+
+    ``merge(piece, ranks)``: the tokens of one chunk (lowest rank first by default);
+    ``chunks(part)``: the pre-tokenizer (GPT-4's regex by default); ``specials``: ``"all"``
+    cuts every special token out, ``"endoftext"`` only ``<|endoftext|>``, ``"ordinary"``
+    reads them as text, ``"drop"`` cuts them out without an id.
+    """
+    merge = merge or byte_bpe._byte_pair_merge
+    chunks = chunks or (lambda part: regex.findall(byte_bpe.CL100K_PATTERN, part))
+    cut = {"ordinary": [], "endoftext": ["<|endoftext|>"]}.get(specials, list(special_tokens))
+    cut = [s for s in cut if s in special_tokens]
+    parts = regex.split("(" + "|".join(map(regex.escape, cut)) + ")", text) if cut else [text]
+    ids = []
+    for n, part in enumerate(parts):
+        if n % 2:
+            ids += [] if specials == "drop" else [special_tokens[part]]
+        else:
+            for chunk in chunks(part):
+                ids += [ranks[token] for token in merge(chunk.encode("utf-8"), ranks)]
+    return ids
+
+
+def check_encoding(actual, text: str, ranks, special_tokens, expected, name="encode") -> None:
+    """Fail unless ``actual`` equals ``expected``, tiktoken's ids of ``text`` with every
+    special token allowed (``encode(text, allowed_special="all")``)."""
+    _require(actual, (list, tuple), name, "a list of ids (ints)")
+    actual, expected = list(actual), list(expected)
+    if actual == expected:
+        return
+    if actual and all(isinstance(i, (bytes, str)) for i in actual):
+        _fail(name, "return the ids (ints, ranks[token]), not the tokens themselves")
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in actual):
+        _fail(name, f"every id must be an int; got {[type(i).__name__ for i in actual][:4]}")
+    has_special = any(s in text for s in special_tokens)
+    if has_special and actual == _model_encode(text, ranks, special_tokens, specials="ordinary"):
+        _fail(
+            name,
+            "the special tokens were read as ordinary text: cut every key of special_tokens "
+            "(such as '<|endoftext|>') out of the text FIRST and give it its own id",
+        )
+    if has_special and actual == _model_encode(text, ranks, special_tokens, specials="drop"):
+        _fail(name, "the special tokens are missing: each one gets its id, special_tokens[s]")
+    if has_special and actual == _model_encode(text, ranks, special_tokens, specials="endoftext"):
+        _fail(name, "cut out EVERY special token of special_tokens, not only '<|endoftext|>'")
+    whole = _model_encode(text, ranks, special_tokens, chunks=lambda part: [part] if part else [])
+    if actual == whole:
+        _fail(
+            name,
+            "merges must stay inside the chunks of the pre-tokenizer: cut each piece of text "
+            "with regex.findall(CL100K_PATTERN, piece) and merge every chunk on its own",
+        )
+    if actual == _model_encode(text, ranks, special_tokens, merge=_leftmost_first):
+        _fail(
+            name,
+            "you merged the leftmost pair that is in the ranks; merge the pair with the LOWEST "
+            "rank first (the rank is the order in which the merges were learned)",
+        )
+    gpt4 = byte_bpe.cl100k()
+    if len(ranks) != len(gpt4.ranks) and actual == _model_encode(
+        text, gpt4.ranks, gpt4.special_tokens
+    ):
+        _fail(
+            name,
+            "these are GPT-4's ids, but this call passed other ranks: merge with and look up "
+            "ids in the ranks and special_tokens given as arguments, not a global table",
+        )
+    by_id = {i: token for token, i in ranks.items()} | {
+        i: s.encode() for s, i in special_tokens.items()
+    }
+    pieces = [by_id.get(i) for i in actual]
+    if None in pieces:
+        wrong = actual[pieces.index(None)]
+        _fail(name, f"id {wrong} is not in ranks or special_tokens: ids are ranks[token]")
+    if b"".join(pieces) != text.encode("utf-8"):
+        _fail(
+            name,
+            "the tokens of your ids do not join back to the text: text went missing or was "
+            "added (str.split() drops the spaces; the regex chunks keep every character)",
+        )
+    # The same bytes cut another way: the first id that differs lies inside both lists.
+    at = next(i for i, (a, e) in enumerate(zip(actual, expected, strict=False)) if a != e)
+    got, want = f"{actual[at]} ({by_id[actual[at]]!r})", f"{expected[at]} ({by_id[expected[at]]!r})"
+    _fail(
+        name,
+        f"{len(actual)} ids where tiktoken gives {len(expected)}; the first difference is at "
+        f"position {at}: expected {want}, got {got}",
+    )

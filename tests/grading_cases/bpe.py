@@ -28,11 +28,11 @@ ALPHABETICAL_TIES = """
 def learn_vocabulary(corpus, k):
     vocabulary = sorted({token for word in corpus for token in word})
     for _ in range(k):
-        pairs = bpe.count_pairs(corpus)
+        pairs = library_count_pairs(corpus)
         best = max(pairs.values())
         t_left, t_right = min(pair for pair, count in pairs.items() if count == best)
         vocabulary.append(t_left + t_right)
-        corpus = bpe.merge_pair(corpus, (t_left, t_right))
+        corpus = library_merge_pair(corpus, (t_left, t_right))
     return vocabulary
 """
 
@@ -63,12 +63,286 @@ def merge_chunk(piece, ranks):
     return parts
 """
 
+# The build exercise without its first step: <|endoftext|> is read as ordinary text.
+IGNORES_SPECIAL_TOKENS = """
+def encode(text, ranks, special_tokens):
+    ids = []
+    for chunk in regex.findall(CL100K_PATTERN, text):
+        parts = [bytes([b]) for b in chunk.encode("utf-8")]
+        while True:
+            ranked = [(ranks[parts[i] + parts[i + 1]], i) for i in range(len(parts) - 1)
+                      if parts[i] + parts[i + 1] in ranks]
+            if not ranked:
+                break
+            _, i = min(ranked)
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        ids += [ranks[part] for part in parts]
+    return ids
+"""
+
+# Special tokens right, but the text is never pre-tokenized: merges cross chunk boundaries
+# (the visible test's indented code gives "\\n    " where tiktoken has "\\n", "   ").
+NO_PRE_TOKENIZER = """
+def encode(text, ranks, special_tokens):
+    pattern = "(" + "|".join(regex.escape(s) for s in special_tokens) + ")"
+    ids = []
+    for n, piece in enumerate(regex.split(pattern, text)):
+        if n % 2:
+            ids.append(special_tokens[piece])
+            continue
+        parts = [bytes([b]) for b in piece.encode("utf-8")]
+        while True:
+            ranked = [(ranks[parts[i] + parts[i + 1]], i) for i in range(len(parts) - 1)
+                      if parts[i] + parts[i + 1] in ranks]
+            if not ranked:
+                break
+            _, i = min(ranked)
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        ids += [ranks[part] for part in parts]
+    return ids
+"""
+
+# Every exercise answered by the library (or tiktoken): each loses its own points.
+TWIN_COUNT_PAIRS = """
+from course_utils.bpe import count_pairs as reference_pairs
+
+
+def count_pairs(corpus):
+    return reference_pairs(corpus)
+"""
+TWIN_MERGE_PAIR = """
+from course_utils import bpe
+
+
+def merge_pair(corpus, pair):
+    return bpe.merge_pair(corpus, pair)
+"""
+TWIN_LEARN_VOCABULARY = """
+def learn_vocabulary(corpus, k):
+    from course_utils.bpe import learn_bpe
+
+    return learn_bpe(corpus, k).vocabulary
+"""
+TWIN_SEGMENT_WORD = """
+from course_utils import bpe
+
+
+def segment_word(word, merges):
+    return list(bpe.apply_merges((*word, "_"), merges))
+"""
+TWIN_MERGE_CHUNK = """
+from course_utils.byte_bpe import _byte_pair_merge
+
+
+def merge_chunk(piece, ranks):
+    return _byte_pair_merge(piece, ranks)
+"""
+TWIN_ENCODE = """
+import tiktoken
+
+
+def encode(text, ranks, special_tokens):
+    reference = tiktoken.Encoding("mine", pat_str=CL100K_PATTERN, mergeable_ranks=dict(ranks),
+                                  special_tokens=dict(special_tokens))
+    return reference.encode(text, allowed_special="all")
+"""
+
 WRONG = {
     "counts_across_words": {"count_pairs": ACROSS_WORDS},
     "merges_first_occurrence_only": {"merge_pair": FIRST_OCCURRENCE_ONLY},
     "breaks_ties_alphabetically": {"learn_vocabulary": ALPHABETICAL_TIES},
     "greedy_longest_match": {"segment_word": GREEDY_LONGEST_MATCH},
     "merges_leftmost_pair": {"merge_chunk": LEFTMOST_PAIR},
+    "encode_ignores_special_tokens": {"encode": IGNORES_SPECIAL_TOKENS},
+    "encode_without_pre_tokenizer": {"encode": NO_PRE_TOKENIZER},
+    "calls_the_library_twins": {
+        "count_pairs": TWIN_COUNT_PAIRS,
+        "merge_pair": TWIN_MERGE_PAIR,
+        "learn_vocabulary": TWIN_LEARN_VOCABULARY,
+        "segment_word": TWIN_SEGMENT_WORD,
+        "merge_chunk": TWIN_MERGE_CHUNK,
+        "encode": TWIN_ENCODE,
+    },
 }
 
-CORRECT: dict[str, dict[str, str]] = {}
+# Right answers written another way: a Counter in order of frequency, a for loop with a
+# skip flag, ties found by position (not by dict order), a tuple, a heap, str.find.
+COUNTER_MOST_COMMON = """
+from collections import Counter
+
+
+def count_pairs(corpus):
+    pairs = Counter()
+    for word, count in corpus.items():
+        for left, right in zip(word, word[1:]):
+            pairs[left, right] += count
+    return dict(pairs.most_common())  # most frequent first: not the order of first occurrence
+"""
+SKIP_FLAG = """
+from collections import defaultdict
+
+
+def merge_pair(corpus, pair):
+    merged = defaultdict(int)
+    for word, count in corpus.items():
+        out, skip = [], False
+        for i, token in enumerate(word):
+            if skip:
+                skip = False
+            elif i + 1 < len(word) and (token, word[i + 1]) == tuple(pair):
+                out.append(token + word[i + 1])
+                skip = True
+            else:
+                out.append(token)
+        merged[tuple(out)] += count
+    return merged
+"""
+TIES_BY_POSITION = """
+def learn_vocabulary(corpus, k):
+    corpus = dict(corpus)
+    vocabulary = sorted(set().union(*corpus))
+    for _ in range(k):
+        counts, first_seen, position = {}, {}, 0
+        for word, count in corpus.items():
+            for pair in zip(word, word[1:]):
+                counts[pair] = counts.get(pair, 0) + count
+                first_seen.setdefault(pair, position)
+                position += 1
+        best = sorted(counts, key=lambda pair: (-counts[pair], first_seen[pair]))[0]
+        vocabulary.append(best[0] + best[1])
+        corpus = count_free_merge(corpus, best)
+    return vocabulary
+
+
+def count_free_merge(corpus, pair):
+    joined = {}
+    for word, count in corpus.items():
+        out = list(word)
+        i = 0
+        while i < len(out) - 1:
+            if (out[i], out[i + 1]) == pair:
+                out[i : i + 2] = [out[i] + out[i + 1]]
+            i += 1
+        joined[tuple(out)] = joined.get(tuple(out), 0) + count
+    return joined
+"""
+TUPLE_SEGMENTS = """
+def segment_word(word, merges):
+    tokens = tuple(word) + ("_",)
+    for left, right in merges:
+        i, out = 0, []
+        while i < len(tokens):
+            if tokens[i : i + 2] == (left, right):
+                out.append(left + right)
+                i += 2
+            else:
+                out.append(tokens[i])
+                i += 1
+        tokens = tuple(out)
+    return tokens
+"""
+HEAP_MERGE = """
+import heapq
+
+
+def merge_chunk(piece, ranks):
+    # A linked list of parts and a heap of (rank, position) candidates, stale ones skipped.
+    parts = {i: bytes([b]) for i, b in enumerate(piece)}
+    nxt = {i: i + 1 for i in range(len(piece) - 1)}
+    prv = {i + 1: i for i in range(len(piece) - 1)}
+    heap = []
+
+    def push(i):
+        if i in nxt and parts[i] + parts[nxt[i]] in ranks:
+            heapq.heappush(heap, (ranks[parts[i] + parts[nxt[i]]], i, parts[i], parts[nxt[i]]))
+
+    for i in range(len(piece) - 1):
+        push(i)
+    while heap:
+        rank, i, left, right = heapq.heappop(heap)
+        if i not in parts or i not in nxt or parts[i] != left or parts[nxt[i]] != right:
+            continue
+        j = nxt[i]
+        parts[i] = left + right
+        del parts[j]
+        if j in nxt:
+            nxt[i] = nxt[j]
+            prv[nxt[j]] = i
+            del nxt[j]
+        else:
+            del nxt[i]
+        push(i)
+        if i in prv:
+            push(prv[i])
+    return [parts[i] for i in sorted(parts)]
+"""
+FIND_LOOP = """
+def encode(text, ranks, special_tokens):
+    ids, start = [], 0
+    while True:
+        found = [(text.find(s, start), s) for s in special_tokens]
+        found = [(at, s) for at, s in found if at >= 0]
+        end, special = min(found, key=lambda f: (f[0], -len(f[1]))) if found else (len(text), None)
+        for chunk in regex.findall(CL100K_PATTERN, text[start:end]):
+            ids += [ranks[token] for token in my_merge(chunk.encode("utf-8"), ranks)]
+        if special is None:
+            return ids
+        ids.append(special_tokens[special])
+        start = end + len(special)
+
+
+def my_merge(piece, ranks):
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    while True:
+        best = None
+        for i in range(len(parts) - 1):
+            rank = ranks.get(parts[i] + parts[i + 1])
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, i)
+        if best is None:
+            return parts
+        i = best[1]
+        parts = parts[:i] + [parts[i] + parts[i + 1]] + parts[i + 2 :]
+"""
+
+# Exercise 3 with the student's own first two steps (a Counter keeps first-occurrence order).
+OWN_STEPS = """
+from collections import Counter
+
+
+def learn_vocabulary(corpus, k):
+    vocabulary = sorted({token for word in corpus for token in word})
+    for _ in range(k):
+        pairs = Counter()
+        for word, count in corpus.items():
+            for pair in zip(word, word[1:]):
+                pairs[pair] += count
+        best = max(pairs, key=pairs.get)
+        vocabulary.append(best[0] + best[1])
+        merged = Counter()
+        for word, count in corpus.items():
+            merged[tuple(word_merge(list(word), best))] += count
+        corpus = dict(merged)
+    return vocabulary
+
+
+def word_merge(tokens, pair):
+    i = 0
+    while i < len(tokens) - 1:
+        if tokens[i] == pair[0] and tokens[i + 1] == pair[1]:
+            tokens[i : i + 2] = [pair[0] + pair[1]]
+        i += 1
+    return tokens
+"""
+
+CORRECT = {
+    "counter_heap_and_find": {
+        "count_pairs": COUNTER_MOST_COMMON,
+        "merge_pair": SKIP_FLAG,
+        "learn_vocabulary": TIES_BY_POSITION,
+        "segment_word": TUPLE_SEGMENTS,
+        "merge_chunk": HEAP_MERGE,
+        "encode": FIND_LOOP,
+    },
+    "own_steps_for_the_learner": {"learn_vocabulary": OWN_STEPS},
+}
