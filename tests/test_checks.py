@@ -38,7 +38,7 @@ def test_right_answers_pass():
         (softmax_with(SCORES, KEEP.tril(-1)), True, "diagonal"),
         (softmax_with(SCORES), True, "did not apply the causal mask"),
         (softmax_with(SCORES, KEEP.T), True, "past instead of the future"),
-        (softmax_with(SCORES, KEEP), False, "full \\(bidirectional\\)"),
+        (softmax_with(SCORES, KEEP), False, "applied a causal mask, but this is full"),
         (torch.softmax(SCORES, dim=0), False, "over the queries"),
         (softmax_with(SCORES.T, KEEP), True, "K Qᵀ"),
     ],
@@ -49,7 +49,7 @@ def test_each_mistake_is_named(wrong, causal, words):
 
 
 def test_scores_mistakes_are_named():
-    with pytest.raises(AssertionError, match="√d_k"):
+    with pytest.raises(AssertionError, match="is not right: you did not divide by √d_k"):
         checks.check_scores(Q @ K.T, Q, K)
     with pytest.raises(AssertionError, match="K Qᵀ"):
         checks.check_scores(SCORES.T, Q, K)
@@ -61,7 +61,7 @@ def test_output_with_keys_instead_of_values_is_named():
     with pytest.raises(AssertionError, match="not right"):
         checks.check_attention_output(wrong, q, k, v, causal=True)
     k2 = K[:, :3]
-    with pytest.raises(AssertionError, match="multiply by the keys"):
+    with pytest.raises(AssertionError, match="output is not α V: did you multiply by the keys"):
         checks.check_attention_output(softmax_with(q @ k2.T / math.sqrt(3)) @ k2, q, k2, V, False)
 
 
@@ -84,7 +84,163 @@ def test_close_reports_shape_none_and_overflow():
     with pytest.raises(AssertionError, match="must be numbers"):
         checks.check_close("abc", [1.0])
     overflow = torch.exp(torch.tensor([1000.0, 0.0])) / torch.exp(torch.tensor([1000.0, 0.0])).sum()
-    with pytest.raises(AssertionError, match="subtract the row"):
+    with pytest.raises(AssertionError, match="It contains NaN or inf: exp of a large score"):
         checks.check_softmax(overflow, torch.tensor([1000.0, 0.0]))
     with pytest.raises(AssertionError, match="without dividing"):
         checks.check_softmax(torch.exp(SCORES), SCORES)
+
+
+def test_check_shape_and_generic_mismatch_messages():
+    checks.check_shape([[1.0, 2.0]], (1, 2))
+    with pytest.raises(AssertionError, match=r"should have shape \(3,\); got \(2,\)"):
+        checks.check_shape([1.0, 2.0], (3,), "x")
+    with pytest.raises(AssertionError, match=r"\(tolerance 0.0001\)\.\n  expected: \[1.0"):
+        checks.check_close([1.5, 2.0], [1.0, 2.0])
+
+
+def test_by_hand_values_are_checked_without_revealing_them():
+    checks.check_close([-0.5, -2.0, 1.0], [-0.5, -2.0, 1.0], reveal=False)
+    with pytest.raises(AssertionError) as failure:
+        checks.check_close([-0.5, -2.3, 1.0], [-0.5, -2.0, 1.0], "s", atol=0.006, reveal=False)
+    assert "entries [2] (counting from 1) are off" in str(failure.value)
+    assert "expected" not in str(failure.value) and "-2.0" not in str(failure.value)
+    with pytest.raises(AssertionError, match=r"entries \[\(2, 1\)\]"):
+        checks.check_close([[1.0, 2.0], [9.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], reveal=False)
+    with pytest.raises(AssertionError, match="did not divide by √d_k"):
+        checks.check_close([-1.0, -4.0, 2.0], [-0.5, -2.0, 1.0], reveal=False,
+                           mistakes={checks.MISTAKES["no_scale"]: [-1.0, -4.0, 2.0]})
+
+
+def test_an_unfilled_skeleton_is_named():
+    with pytest.raises(AssertionError, match=r"scores_3_by_hand still holds `\.\.\.`"):
+        checks.check_close([-0.5, ..., ...], [1.0, 2.0, 3.0], "scores_3_by_hand")
+
+
+def test_scores_divided_by_dk_is_named():
+    with pytest.raises(AssertionError, match="d_k instead of √d_k"):
+        checks.check_scores(Q @ K.T / 9, Q, K)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "words"),
+    [
+        (softmax_with(SCORES) * KEEP, "zeroed the entries j > i after a softmax"),
+        (softmax_with(SCORES.masked_fill(~KEEP, 0.0)), "set the masked scores to 0 instead of −∞"),
+    ],
+)
+def test_masking_after_the_softmax_or_with_zero_is_named(wrong, words):
+    with pytest.raises(AssertionError, match=words):
+        checks.check_attention_weights(wrong, Q, K, causal=True)
+
+
+# --- the build exercise: causal_attention(X, W_Q, W_K, W_V) -> (a, alpha) ---------------
+
+X_IN = torch.randn(4, 5, generator=generator)
+W_Q, W_K = torch.randn(2, 5, 3, generator=generator)
+W_V = torch.randn(5, 2, generator=generator)
+W_SQUARE = torch.randn(3, 5, 5, generator=generator)
+
+
+def causal_attention(x, w_q, w_k, w_v, scale=None, keep=None, dim=-1, values=None):
+    """Causal attention; each keyword argument swaps one part for a mistake."""
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    n = x.shape[0]
+    s = q @ k.T / (math.sqrt(q.shape[-1]) if scale is None else scale)
+    keep = torch.ones(n, n, dtype=torch.bool).tril() if keep is None else keep
+    alpha = torch.softmax(s.masked_fill(~keep, float("-inf")), dim=dim)
+    return alpha @ (v if values is None else values(x, q, k, v)), alpha
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_right_causal_attention_passes(dtype):
+    x, w_q, w_k, w_v = (t.to(dtype) for t in (X_IN, W_Q, W_K, W_V))
+    checks.check_causal_attention(causal_attention(x, w_q, w_k, w_v), x, w_q, w_k, w_v)
+    a, alpha = causal_attention(x, w_q, w_k, w_v)
+    checks.check_causal_attention([a.numpy(), alpha.tolist()], x, w_q, w_k, w_v)  # any pair
+    one = X_IN[:1]
+    checks.check_causal_attention(causal_attention(one, W_Q, W_K, W_V), one, W_Q, W_K, W_V)
+    w_1, w_2, w_3 = W_SQUARE
+    checks.check_causal_attention(causal_attention(X_IN, w_1, w_2, w_3), X_IN, w_1, w_2, w_3)
+
+
+@pytest.mark.parametrize(
+    ("mistake", "words"),
+    [
+        (dict(scale=1.0), "did not divide by √d_k"),
+        (dict(keep=torch.ones(4, 4, dtype=torch.bool)), "did not apply the causal mask"),
+        (dict(keep=KEEP.tril(-1)), "masked the diagonal"),
+        (dict(dim=0), "over the queries"),
+        (dict(values=lambda x, q, k, v: k), "multiply by the keys"),
+    ],
+)
+def test_each_causal_attention_mistake_is_named(mistake, words):
+    wrong = causal_attention(X_IN, W_Q, W_K, W_Q, **mistake)  # W_V = W_Q: values shaped as keys
+    with pytest.raises(AssertionError, match=words):
+        checks.check_causal_attention(wrong, X_IN, W_Q, W_K, W_Q)
+
+
+def test_weighting_the_embeddings_or_using_column_vectors_is_named():
+    w_1, w_2, w_3 = W_SQUARE
+    wrong = causal_attention(X_IN, w_1, w_2, w_3, values=lambda x, q, k, v: x)
+    with pytest.raises(AssertionError, match="α X: weight the values"):
+        checks.check_causal_attention(wrong, X_IN, w_1, w_2, w_3)
+    columns = causal_attention(X_IN, w_1.T, w_2.T, w_3)
+    with pytest.raises(AssertionError, match=r"W xᵢ \(column vectors\)"):
+        checks.check_causal_attention(columns, X_IN, w_1, w_2, w_3)
+    a, alpha = causal_attention(X_IN, w_1, w_2, w_3)
+    with pytest.raises(AssertionError, match=r"a returned by .*W xᵢ \(column vectors\)"):
+        checks.check_causal_attention((alpha @ (X_IN @ w_3.T), alpha), X_IN, w_1, w_2, w_3)
+
+
+def test_a_swapped_or_missing_pair_is_named():
+    a, alpha = causal_attention(X_IN, W_Q, W_K, W_V)
+    with pytest.raises(AssertionError, match=r"returned \(alpha, a\)"):
+        checks.check_causal_attention((alpha, a), X_IN, W_Q, W_K, W_V)
+    w_v = torch.randn(5, 4, generator=generator)  # d_v = n: the shapes cannot tell
+    a, alpha = causal_attention(X_IN, W_Q, W_K, w_v)
+    with pytest.raises(AssertionError, match=r"returned \(alpha, a\)"):
+        checks.check_causal_attention((alpha, a), X_IN, W_Q, W_K, w_v)
+    with pytest.raises(AssertionError, match=r"must return a pair \(a, alpha\); got Tensor"):
+        checks.check_causal_attention(a, X_IN, W_Q, W_K, w_v)
+    with pytest.raises(AssertionError, match="got tuple of length 3"):
+        checks.check_causal_attention((a, alpha, a), X_IN, W_Q, W_K, w_v)
+
+
+# --- which entries a causal decoder hides -------------------------------------------------
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {(1, 2), (1, 3), (2, 3)},
+        frozenset({(2, 3), (1, 3), (1, 2)}),
+        [(1, 2), (1, 3), (2, 3), (1, 2)],
+        [[2, 3], [1, 2], [1, 3]],
+        ((1, 2), (1, 3), (2, 3)),
+        {(1.0, 2.0), (1, 3), (2, 3)},
+        torch.tensor([[1, 2], [1, 3], [2, 3]]).numpy().tolist(),
+        list(map(tuple, torch.tensor([[1, 2], [1, 3], [2, 3]]).numpy())),  # NumPy ints
+    ],
+)
+def test_causal_entries_accept_any_container_of_pairs(answer):
+    checks.check_causal_entries(answer, n=3)
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ({(0, 1), (0, 2), (1, 2)}, "numbered the positions from 0"),
+        ({(2, 1), (3, 1), (3, 2)}, "masked the past"),
+        ({(1, 1), (2, 2), (3, 3), (1, 2), (1, 3), (2, 3)}, "masked the diagonal"),
+        ({(1, 2), (1, 4)}, r"numbered 1 to 3; got \[\(1, 4\)\]"),
+        ({(1, 2), (2, 1)}, "not the right set: 1 of your pairs can be seen by a causal"),
+        (None, "is None"),
+        ("(1, 2), (1, 3)", "must be a set of"),
+        (5, "must be a set of"),
+        ({(1, 2, 3)}, "must be a pair"),
+        ({(1.5, 2)}, "must be a pair"),
+        ({(True, 2)}, "must be a pair"),
+    ],
+)
+def test_each_causal_entries_mistake_is_named(answer, words):
+    with pytest.raises(AssertionError, match=words):
+        checks.check_causal_entries(answer, n=3, name="impossible_entries")

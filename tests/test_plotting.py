@@ -54,3 +54,37 @@ def test_slider_starts_at_one_over_sqrt_dk():
 def test_slider_bad_input():
     with pytest.raises(ValueError, match="one entry per label"):
         softmax_scale_slider([1.0, 2.0], TOKENS, d_k=4)
+
+
+def test_alpha_graph_draws_every_node_of_the_row():
+    from course_utils.plotting import plot_attention_graph
+
+    ax = plot_attention_graph(TOKENS, i=3)
+    texts = " ".join(t.get_text() for t in ax.texts)
+    for node in ("mathbf{q}_3", "mathbf{k}_1", "mathbf{v}_3", "score$_{31}$", "alpha_{33}",
+                 "softmax", "mathbf{a}_3", "(9.11)", "(9.12)", "(9.13)"):
+        assert node in texts, node
+    assert "= " not in texts  # no numbers before the exercises
+    plt.close("all")
+
+
+def test_alpha_graph_writes_numbers_and_greys_out_later_tokens():
+    from course_utils.plotting import plot_attention_graph
+
+    ax = plot_attention_graph(TOKENS + ["today"], i=2, scores=[0.5, -1.0], alpha=[0.8, 0.2])
+    texts = [t.get_text() for t in ax.texts]
+    assert "score$_{21}$\n= 0.50" in texts and "$\\alpha_{22}$\n= 0.200" in texts
+    assert texts.count("after the query: masked") == 2
+    assert not any("k}_3" in t for t in texts)
+    plt.close("all")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [(dict(i=0), "from 1 to 3"), (dict(i=4), "from 1 to 3"), (dict(i=2, alpha=[1.0]), "2 numbers")],
+)
+def test_alpha_graph_bad_input(kwargs, words):
+    from course_utils.plotting import plot_attention_graph
+
+    with pytest.raises(ValueError, match=words):
+        plot_attention_graph(TOKENS, **kwargs)

@@ -1,4 +1,7 @@
-"""Diagnostic checks for attention: scores, weights, outputs, softmax."""
+"""Diagnostic checks for attention: scores, weights, outputs, softmax, masks."""
+
+import math
+import operator
 
 import torch
 
@@ -7,9 +10,12 @@ from .core import QUERY_AXIS, as_tensor, check_close
 
 __all__ = [
     "MISTAKES",
+    "as_pairs",
     "attention_mistakes",
     "check_attention_output",
     "check_attention_weights",
+    "check_causal_attention",
+    "check_causal_entries",
     "check_scores",
     "check_softmax",
 ]
@@ -26,6 +32,17 @@ MISTAKES = {
     "transposed": "you computed K Qᵀ instead of Q Kᵀ: row i must belong to query i",
     "values_not_weighted": "the weights are right but the output is not α V: "
     "did you multiply by the keys or the queries instead of the values?",
+    "embeddings_weighted": "the weights are right but the output is α X: weight the values "
+    "V = X W_V, not the embeddings",
+    "not_renormalised": "you zeroed the entries j > i after a softmax over every key, so the "
+    "rows no longer sum to 1: mask the scores (−∞) before the softmax, which then "
+    "renormalises over j ≤ i",
+    "masked_with_zero": "you set the masked scores to 0 instead of −∞: e^0 = 1 still counts "
+    "in the softmax; use −∞ (or a very negative number such as −1e9)",
+    "column_vectors": "you computed W xᵢ (column vectors) instead of xᵢ W: with the tokens as "
+    "the rows of X, the projections are Q = X W_Q, K = X W_K, V = X W_V",
+    "swapped_outputs": "you returned (alpha, a): return the outputs first, (a, alpha)",
+    "zero_based": "you numbered the positions from 0; number them from 1, like the slides",
 }
 
 
@@ -46,6 +63,11 @@ def attention_mistakes(q: torch.Tensor, k: torch.Tensor, causal: bool) -> dict:
     }
     if causal:
         wrong[MISTAKES["no_mask"]] = attention_weights(q, k)
+        wrong[MISTAKES["not_renormalised"]] = attention_weights(q, k) * past_and_present
+        scores = attention_scores(q, k)
+        wrong[MISTAKES["masked_with_zero"]] = masked_softmax(
+            scores.masked_fill(~past_and_present, 0.0)
+        )
         wrong[MISTAKES["diagonal_masked"]] = masked_softmax(
             attention_scores(q, k), past_and_present.tril(diagonal=-1)
         )
@@ -96,3 +118,116 @@ def check_softmax(actual, scores, name: str = "softmax", atol=1e-4) -> None:
     if s.dim() >= 2:
         mistakes[MISTAKES["query_axis"]] = torch.softmax(s, dim=-2)
     check_close(actual, masked_softmax(s), name, atol=atol, mistakes=mistakes)
+
+
+def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attention", atol=1e-4):
+    """Fail unless ``result`` is ``(a, alpha)`` of causal attention over the rows of ``x``.
+
+    With Q = X W_Q, K = X W_K, V = X W_V: alpha (n, n) is softmax(Q Kᵀ / √d_k) with the
+    entries j > i masked, and a (n, d_v) is alpha V. ``a`` is compared with PyTorch's
+    ``scaled_dot_product_attention(Q, K, V, is_causal=True)``; alpha with the formula
+    worked out here in float64, independently of ``course_utils.attention``.
+    """
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        got = type(result).__name__
+        if isinstance(result, (tuple, list)):
+            got += f" of length {len(result)}"
+        raise AssertionError(f"{name} must return a pair (a, alpha); got {got}")
+    x, w_q, w_k, w_v = (as_tensor(t, label) for t, label in ((x, "X"), (w_q, "W_Q"),
+                                                              (w_k, "W_K"), (w_v, "W_V")))
+    a = as_tensor(result[0], f"a returned by {name}")
+    alpha = as_tensor(result[1], f"alpha returned by {name}")
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    n, d_k, d_v = x.shape[0], q.shape[-1], v.shape[-1]
+    keep = torch.ones(n, n, dtype=torch.bool).tril()
+    expected_alpha = torch.softmax(
+        (q @ k.T / math.sqrt(d_k)).masked_fill(~keep, float("-inf")), dim=-1
+    )
+    expected_a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    swapped = (a.shape, alpha.shape) == ((n, n), (n, d_v)) and (
+        (n, n) != (n, d_v)
+        or (torch.allclose(a, expected_alpha, atol=atol) and torch.allclose(alpha, expected_a,
+                                                                            atol=atol))
+    )
+    if swapped:
+        raise AssertionError(f"{name}: {MISTAKES['swapped_outputs']}")
+    mistakes = attention_mistakes(q, k, causal=True)
+    if w_q.shape[0] == w_q.shape[1] and w_k.shape[0] == w_k.shape[1]:
+        mistakes[MISTAKES["column_vectors"]] = attention_weights(
+            x @ w_q.T, x @ w_k.T, causal=True
+        )
+    check_close(alpha, expected_alpha, f"alpha returned by {name}", atol=atol, mistakes=mistakes)
+    output_mistakes = {message: w @ v for message, w in mistakes.items()}
+    if w_v.shape[0] == w_v.shape[1]:
+        output_mistakes[MISTAKES["column_vectors"]] = expected_alpha @ (x @ w_v.T)
+    for other in (k, q):
+        if other.shape == v.shape:
+            output_mistakes.setdefault(MISTAKES["values_not_weighted"], expected_alpha @ other)
+    if x.shape == v.shape:
+        output_mistakes[MISTAKES["embeddings_weighted"]] = expected_alpha @ x
+    check_close(a, expected_a, f"a returned by {name}", atol=atol, mistakes=output_mistakes)
+
+
+def as_pairs(value, name: str = "answer") -> set[tuple[int, int]]:
+    """The set of (i, j) pairs in ``value``: a set, frozenset, list or tuple of pairs.
+
+    Order and repetition do not matter, and a pair may be a tuple or a list; its entries
+    must be whole numbers (``1`` or ``1.0``, Python or NumPy).
+    """
+    if value is None:
+        raise AssertionError(f"{name} is None: did you forget to assign it?")
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise AssertionError(
+            f"{name} must be a set of (i, j) pairs, e.g. {{(1, 2)}}; got {type(value).__name__}"
+        )
+    pairs = set()
+    for item in value:
+        try:
+            i, j = item
+            pair = tuple(_whole(number) for number in (i, j))
+        except (TypeError, ValueError):
+            raise AssertionError(
+                f"each entry of {name} must be a pair (i, j) of whole numbers; got {item!r}"
+            ) from None
+        pairs.add(pair)
+    return pairs
+
+
+def _whole(number) -> int:
+    if isinstance(number, bool):
+        raise TypeError("a bool is not a position")
+    try:
+        return operator.index(number)
+    except TypeError:
+        if isinstance(number, float) and number.is_integer():
+            return int(number)
+        raise
+
+
+def check_causal_entries(actual, n: int, name: str = "answer") -> None:
+    """Fail unless ``actual`` names exactly the entries (i, j) with j > i of an n × n matrix.
+
+    Positions count from 1, like the slides: row i is the query, column j the key. Any
+    container of pairs is accepted (see ``as_pairs``).
+    """
+    pairs = as_pairs(actual, name)
+    positions = range(1, n + 1)
+    expected = {(i, j) for i in positions for j in positions if j > i}
+    if pairs == expected:
+        return
+    if {(i + 1, j + 1) for i, j in pairs} == expected:
+        raise AssertionError(f"{name} is not right: {MISTAKES['zero_based']}")
+    outside = sorted(p for p in pairs if not set(p) <= set(positions))
+    if outside:
+        raise AssertionError(
+            f"{name}: rows and columns are numbered 1 to {n}; got {outside}"
+        )
+    if pairs == {(i, j) for i in positions for j in positions if j < i}:
+        raise AssertionError(f"{name} is not right: {MISTAKES['past_masked']}")
+    if pairs == expected | {(i, i) for i in positions}:
+        raise AssertionError(f"{name} is not right: {MISTAKES['diagonal_masked']}")
+    raise AssertionError(
+        f"{name} is not the right set: {len(pairs - expected)} of your pairs can be seen by a "
+        f"causal decoder, and {len(expected - pairs)} entries it hides are missing. "
+        "Row i is the query, column j the key."
+    )

@@ -21,6 +21,8 @@ def as_tensor(value, name: str = "answer") -> torch.Tensor:
         raise AssertionError(f"{name} is None: did you forget to return or assign it?")
     if isinstance(value, torch.Tensor):
         return value.detach().to("cpu", torch.float64)
+    if isinstance(value, (list, tuple)) and any(item is Ellipsis for item in value):
+        raise AssertionError(f"{name} still holds `...`: replace each `...` with your number")
     try:
         return torch.as_tensor(value, dtype=torch.float64)
     except (TypeError, ValueError, RuntimeError) as error:
@@ -44,11 +46,15 @@ def check_shape(actual, expected_shape, name: str = "answer") -> None:
         raise AssertionError(f"{name} should have shape {tuple(expected_shape)}; got {got}")
 
 
-def check_close(actual, expected, name: str = "answer", atol: float = 1e-4, mistakes=None) -> None:
+def check_close(
+    actual, expected, name: str = "answer", atol: float = 1e-4, mistakes=None, reveal: bool = True
+) -> None:
     """Fail unless ``actual`` equals ``expected`` within ``atol``.
 
     ``mistakes`` maps a message to the value a known mistake would give; when the
-    answer matches one of them, that message is the diagnosis.
+    answer matches one of them, that message is the diagnosis. ``reveal=False`` (for
+    values worked out by hand, checked by a visible test) keeps the expected values out
+    of the message: it names the entries that are off instead.
     """
     actual_t = as_tensor(actual, name)
     expected_t = as_tensor(expected, "expected")
@@ -66,6 +72,15 @@ def check_close(actual, expected, name: str = "answer", atol: float = 1e-4, mist
         hint = (
             "\n  It contains NaN or inf: exp of a large score overflows (subtract the row"
             " maximum first), and a softmax over a fully masked row is 0/0."
+        )
+    if not reveal:
+        off = (actual_t - expected_t).abs() > atol
+        off |= torch.isnan(actual_t)
+        entries = [tuple(i + 1 for i in index) for index in off.nonzero().tolist()]
+        entries = [e[0] if len(e) == 1 else e for e in entries]
+        raise AssertionError(
+            f"{name} is not right (tolerance {atol}): entries {entries} (counting from 1) "
+            f"are off.\n  got: {_round(actual_t)}.{hint}"
         )
     raise AssertionError(
         f"{name} is not right (tolerance {atol}).\n  expected: {_round(expected_t)}\n"

@@ -109,6 +109,13 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.attention.attention_weights",
         "course_utils.attention.attention",
     ),
+    "causal_attention": (
+        "course_utils.attention.attention",
+        "course_utils.attention.attention_weights",
+        "course_utils.attention.attention_scores",
+        "course_utils.attention.masked_softmax",
+        "course_utils.attention.causal_mask",
+    ),
 }
 
 
