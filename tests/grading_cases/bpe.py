@@ -335,6 +335,82 @@ def word_merge(tokens, pair):
     return tokens
 """
 
+DEFAULTDICT = """
+from collections import defaultdict
+
+
+def count_pairs(corpus):
+    pairs = defaultdict(int)
+    for word, count in corpus.items():
+        for i in range(len(word) - 1):
+            pairs[word[i], word[i + 1]] += count
+    return pairs
+"""
+# Assigns instead of adding the counts: the same, since two words of C never merge into one.
+SLICES = """
+def merge_pair(corpus, pair):
+    result = {}
+    for word, count in corpus.items():
+        tokens, i = list(word), 0
+        while i < len(tokens) - 1:
+            if (tokens[i], tokens[i + 1]) == tuple(pair):
+                tokens[i : i + 2] = ["".join(pair)]
+            i += 1
+        result[tuple(tokens)] = count
+    return result
+"""
+INDEX_SEARCH = """
+def segment_word(word, merges):
+    tokens = [*word, "_"]
+    for left, right in merges:
+        start = 0
+        while left in tokens[start:]:
+            i = tokens.index(left, start)
+            if i + 1 < len(tokens) and tokens[i + 1] == right:
+                tokens[i : i + 2] = [left + right]
+            start = i + 1
+    return tokens
+"""
+MIN_WITH_KEY = """
+import math
+
+
+def merge_chunk(piece, ranks):
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    while len(parts) > 1:
+        rank_at = lambda i: ranks.get(parts[i] + parts[i + 1], math.inf)
+        best = min(range(len(parts) - 1), key=rank_at)  # min keeps the leftmost of equals
+        if rank_at(best) == math.inf:
+            break
+        parts[best : best + 2] = [parts[best] + parts[best + 1]]
+    return parts
+"""
+RECURSIVE = """
+import math
+
+
+def encode(text, ranks, special_tokens):
+    if not text:
+        return []
+    pattern = "|".join(regex.escape(s) for s in sorted(special_tokens, key=len, reverse=True))
+    found = regex.search(pattern, text) if special_tokens else None
+    if found:
+        return (encode(text[: found.start()], ranks, special_tokens)
+                + [special_tokens[found.group()]]
+                + encode(text[found.end() :], ranks, special_tokens))
+    ids = []
+    for chunk in regex.findall(CL100K_PATTERN, text):
+        parts = [bytes([b]) for b in chunk.encode()]
+        while len(parts) > 1:
+            ranked = [ranks.get(parts[i] + parts[i + 1], math.inf) for i in range(len(parts) - 1)]
+            if min(ranked) == math.inf:
+                break
+            i = ranked.index(min(ranked))
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        ids.extend(ranks[part] for part in parts)
+    return ids
+"""
+
 CORRECT = {
     "counter_heap_and_find": {
         "count_pairs": COUNTER_MOST_COMMON,
@@ -344,5 +420,12 @@ CORRECT = {
         "merge_chunk": HEAP_MERGE,
         "encode": FIND_LOOP,
     },
-    "own_steps_for_the_learner": {"learn_vocabulary": OWN_STEPS},
+    "own_steps_for_the_learner": {
+        "count_pairs": DEFAULTDICT,
+        "merge_pair": SLICES,
+        "learn_vocabulary": OWN_STEPS,
+        "segment_word": INDEX_SEARCH,
+        "merge_chunk": MIN_WITH_KEY,
+        "encode": RECURSIVE,
+    },
 }
