@@ -76,7 +76,11 @@ TWINS: dict[str, tuple[str, ...]] = {
     # 03_bpe
     "count_pairs": ("course_utils.bpe.count_pairs",),
     "merge_pair": ("course_utils.bpe.merge_pair", "course_utils.bpe.merge_word"),
-    "learn_vocabulary": ("course_utils.bpe.learn_bpe_naive", "course_utils.bpe.learn_bpe"),
+    "learn_vocabulary": (
+        "course_utils.bpe.learn_bpe_naive",
+        "course_utils.bpe.learn_bpe",
+        "course_utils.checks.bpe._vocabulary_with_ties",
+    ),
     "segment_word": (
         "course_utils.bpe.segment_word",
         "course_utils.bpe.segment",
@@ -98,6 +102,7 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.byte_bpe.BytePairTokenizer.tokens",
         "course_utils.byte_bpe.pre_tokenize",
         "course_utils.byte_bpe._byte_pair_merge",
+        "course_utils.checks.bpe._model_encode",
         "tiktoken.Encoding.encode",
         "tiktoken.Encoding.encode_ordinary",
     ),
