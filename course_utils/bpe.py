@@ -58,14 +58,6 @@ class BPE:
     counts: list
 
 
-def _check_merges_wanted(k) -> int:
-    if not isinstance(k, int) or isinstance(k, bool):
-        raise TypeError(f"k (the number of merges) must be an int; got {type(k).__name__}")
-    if k < 0:
-        raise ValueError(f"k (the number of merges) must be >= 0; got {k}")
-    return k
-
-
 def _check_corpus(corpus) -> dict:
     if not isinstance(corpus, dict):
         raise TypeError(
@@ -143,7 +135,7 @@ def learn_bpe_naive(corpus: dict[Word, int], k: int) -> BPE:
     Costs O(k · |C|); use :func:`learn_bpe` on real text. Raises ``ValueError`` when C is
     empty or has fewer than k possible merges.
     """
-    corpus, k = _check_corpus(corpus), _check_merges_wanted(k)
+    corpus, k = _check_corpus(corpus), validation.integer("k (the number of merges)", k, minimum=0)
     vocabulary = sorted({token for word in corpus for token in word})
     merges, counts = [], []
     for _ in range(k):
@@ -269,7 +261,7 @@ def learn_bpe(corpus: dict[Word, int], k: int) -> BPE:
     Identical merges (same tie-break), but a merge only visits the words that contain the
     merged pair. Raises ``ValueError`` when C is empty or has fewer than k possible merges.
     """
-    corpus, k = _check_corpus(corpus), _check_merges_wanted(k)
+    corpus, k = _check_corpus(corpus), validation.integer("k (the number of merges)", k, minimum=0)
     vocabulary = sorted({token for word in corpus for token in word})
     state = _IncrementalCounts(corpus)
     merges, counts = [], []

@@ -200,8 +200,7 @@ class BytePairTokenizer:
             raise TypeError(f"ids must be a sequence of ints; got {type(ids).__name__}")
         pieces = []
         for i in ids:
-            if not isinstance(i, int) or isinstance(i, bool):
-                raise TypeError(f"ids must be ints; got {i!r} ({type(i).__name__})")
+            validation.integer("each id", i)
             piece = self._bytes_of.get(i)
             if piece is None:
                 raise ValueError(

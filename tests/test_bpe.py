@@ -208,7 +208,7 @@ def test_decode_rejects_out_of_range_and_non_int_ids(gpt4):
     for bad in (-1, 100256, 100261, 100277, 10**9):
         with pytest.raises(ValueError, match=f"id {bad} is not in the vocabulary"):
             gpt4.decode([1, bad])
-    with pytest.raises(TypeError, match="ints"):
+    with pytest.raises(TypeError, match="each id must be an int; got 2.0 \\(float\\)"):
         gpt4.decode([1, 2.0])
     with pytest.raises(TypeError, match="sequence of ints"):
         gpt4.decode("hello")
