@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from course_utils.device import cpu_threads, get_device
-from course_utils.validation import float_tensor, positive_int
+from course_utils.validation import float_tensor, integer, positive_int
 from course_utils.word_eval import WordVectors
 
 __all__ = [
@@ -62,13 +62,7 @@ __all__ = [
 
 # ---------------------------------------------------------------------------- windows
 def _window(name: str, c) -> int:
-    if not isinstance(c, int) or isinstance(c, bool):
-        raise TypeError(
-            f"{name} (the maximum skip distance) must be an int; got {type(c).__name__}"
-        )
-    if c < 1:
-        raise ValueError(f"{name} (the maximum skip distance) must be >= 1; got {c}")
-    return c
+    return integer(f"{name} (the maximum skip distance)", c, minimum=1)
 
 
 def window_pairs(words, c: int) -> list[tuple]:
