@@ -1,5 +1,14 @@
 ASSIGNMENT = "04_alpha3_by_hand"
 
+# The release's answer cell of a by-hand exercise, with the skeleton filled in and the
+# stub left where it was: the stub's error stops that cell only, so the answer counts.
+FILLED_SKELETON = """{name} = [{values}]   # filled in
+# YOUR CODE HERE
+raise NotImplementedError()
+"""
+
+# --- wrong answers: each loses its own test cell's points, and no others -------------
+
 NO_SQRT = """
 def scores(q, k):
     return q @ k.T
@@ -26,18 +35,168 @@ def causal_softmax(s):
     return torch.softmax(s.masked_fill(~keep, float("-inf")), dim=0)
 """
 
+# The slip of one lecture: zero the future after a softmax over every key.
+NOT_RENORMALISED = """
+def causal_softmax(s):
+    n = s.shape[-1]
+    return torch.softmax(s, dim=-1) * torch.ones(n, n, device=s.device).tril()
+"""
+
+
+def causal_attention_with(scale="/ math.sqrt(d_k)", keep="tril()", dim="-1", output="alpha @ V",
+                          returned="out, alpha"):
+    """A causal_attention answer with one part swapped for a mistake."""
+    return f"""
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    n, d_k = X.shape[0], Q.shape[-1]
+    keep = torch.ones(n, n, dtype=torch.bool, device=X.device).{keep}
+    alpha = torch.softmax((Q @ K.T {scale}).masked_fill(~keep, float("-inf")), dim={dim})
+    out = {output}
+    return {returned}
+"""
+
+
+TWIN_SCORES = """
+import course_utils.attention
+
+def scores(q, k):
+    return course_utils.attention.attention_scores(q, k)
+"""
+
+TWIN_CAUSAL_SOFTMAX = """
+from course_utils.attention import causal_mask, masked_softmax
+
+def causal_softmax(s):
+    return masked_softmax(s, causal_mask(s.shape[-1], device=s.device))
+"""
+
+TWIN_CAUSAL_ATTENTION = """
+import course_utils.attention
+
+def causal_attention(X, W_Q, W_K, W_V):
+    return course_utils.attention.attention(X @ W_Q, X @ W_K, X @ W_V, causal=True)
+"""
+
 WRONG = {
     "forgets_sqrt_dk": {
         "scores": NO_SQRT,
         "scores_3_by_hand": "scores_3_by_hand = [-1.0, -4.0, 2.0]",
         "alpha_3_by_hand": "alpha_3_by_hand = [0.047, 0.002, 0.950]",
+        "causal_attention": causal_attention_with(scale=""),
     },
-    "hard_codes_two": {"scores": HARD_CODED_TWO},
+    "hard_codes_two": {
+        "scores": HARD_CODED_TWO,
+        "causal_attention": causal_attention_with(scale="/ 2"),
+    },
     "masks_diagonal": {
         "causal_softmax": MASKS_DIAGONAL,
         "impossible_entries": "impossible_entries = {(1, 1), (2, 2), (3, 3), (1, 2), (1, 3), (2, 3)}",  # noqa: E501
+        "causal_attention": causal_attention_with(keep="tril(diagonal=-1)"),
     },
-    "softmax_over_queries": {"causal_softmax": SOFTMAX_OVER_QUERIES},
+    "softmax_over_queries": {
+        "causal_softmax": SOFTMAX_OVER_QUERIES,
+        "causal_attention": causal_attention_with(dim="0"),
+    },
+    "half_filled_zero_based_swapped": {
+        "scores_3_by_hand": FILLED_SKELETON.format(name="scores_3_by_hand",
+                                                   values="-0.5, -2.0, ..."),
+        "alpha_3_by_hand": "alpha_3_by_hand = [0.2, 0.0, 0.8]",
+        "impossible_entries": "impossible_entries = {(0, 1), (0, 2), (1, 2)}",
+        "causal_attention": causal_attention_with(returned="alpha, out"),
+    },
+    "keys_not_values": {
+        "causal_softmax": NOT_RENORMALISED,
+        "causal_attention": causal_attention_with(output="alpha @ K"),
+    },
+    "calls_the_library": {
+        "scores": TWIN_SCORES,
+        "causal_softmax": TWIN_CAUSAL_SOFTMAX,
+        "causal_attention": TWIN_CAUSAL_ATTENTION,
+    },
 }
 
-CORRECT: dict[str, dict[str, str]] = {}
+# --- correct alternatives: full marks on every test cell --------------------------------
+
+NUMPY_SCORES = """
+import numpy as np
+
+def scores(q, k):
+    q, k = np.asarray(q.detach().cpu()), np.asarray(k.detach().cpu())
+    return np.matmul(q, k.T) / np.sqrt(q.shape[-1])   # a NumPy array is a fine answer
+"""
+
+# Hand-written stable softmax: mask with a very negative number, subtract the row maximum.
+STABLE_SOFTMAX_MINUS_1E9 = """
+def causal_softmax(s):
+    n = s.shape[0]
+    keep = torch.tril(torch.ones(n, n, device=s.device)) == 1
+    s = s.masked_fill(~keep, -1e9)
+    e = torch.exp(s - s.max(dim=1, keepdim=True).values)
+    return e / e.sum(dim=1, keepdim=True)
+"""
+
+LOOP_FLOAT64_ATTENTION = """
+def causal_attention(X, W_Q, W_K, W_V):
+    X, W_Q, W_K, W_V = (t.double() for t in (X, W_Q, W_K, W_V))
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    n, d_k = len(X), Q.shape[1]
+    alpha = torch.zeros(n, n, dtype=torch.float64, device=X.device)
+    for i in range(n):                       # one row of weights at a time, j = 1..i
+        s = torch.stack([Q[i] @ K[j] for j in range(i + 1)]) / d_k ** 0.5
+        e = torch.exp(s - s.max())
+        alpha[i, : i + 1] = e / e.sum()
+    a = torch.stack([sum(alpha[i, j] * V[j] for j in range(i + 1)) for i in range(n)])
+    return a, alpha
+"""
+
+TORCH_FROM_NUMPY_SCORES = """
+import numpy as np
+
+def scores(q, k):
+    result = np.matmul(q.cpu().numpy(), k.cpu().numpy().T) / q.shape[1] ** 0.5
+    return torch.from_numpy(result).to(q.device)
+"""
+
+LOOP_SOFTMAX = """
+def causal_softmax(s):
+    rows = []
+    for i in range(s.shape[0]):
+        row = torch.full_like(s[i], float("-inf"))
+        row[: i + 1] = s[i, : i + 1]
+        rows.append(torch.softmax(row, dim=0))
+    return torch.stack(rows)
+"""
+
+NUMPY_ATTENTION = """
+import numpy as np
+
+def causal_attention(X, W_Q, W_K, W_V):
+    X, W_Q, W_K, W_V = (np.asarray(t.cpu(), dtype=np.float64) for t in (X, W_Q, W_K, W_V))
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    s = Q @ K.T / np.sqrt(K.shape[1])
+    s[np.triu_indices(len(X), k=1)] = -np.inf
+    alpha = np.exp(s - s.max(axis=1, keepdims=True))
+    alpha /= alpha.sum(axis=1, keepdims=True)
+    return [alpha @ V, alpha]                # a list (a, alpha) is a pair too
+"""
+
+CORRECT = {
+    "numpy_minus_1e9_loops": {
+        "scores": NUMPY_SCORES,
+        "causal_softmax": STABLE_SOFTMAX_MINUS_1E9,
+        "causal_attention": LOOP_FLOAT64_ATTENTION,
+        "scores_3_by_hand": FILLED_SKELETON.format(name="scores_3_by_hand", values="-0.5, -2, 1"),
+        "alpha_3_by_hand": FILLED_SKELETON.format(name="alpha_3_by_hand",
+                                                  values="0.176, 0.039, 0.786"),
+        "impossible_entries": "impossible_entries = [(1, 2), (1, 3), (2, 3)]",
+    },
+    "arrays_and_lists": {
+        "scores": TORCH_FROM_NUMPY_SCORES,
+        "causal_softmax": LOOP_SOFTMAX,
+        "causal_attention": NUMPY_ATTENTION,
+        "scores_3_by_hand": "import numpy as np\nscores_3_by_hand = np.array([-0.5, -2.0, 1.0])",
+        "alpha_3_by_hand": "alpha_3_by_hand = (0.1753, 0.0391, 0.7856)",
+        "impossible_entries": "impossible_entries = [[2, 3], [1, 3], [1, 2], [1, 2]]",
+    },
+}
