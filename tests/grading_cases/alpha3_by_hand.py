@@ -1,11 +1,24 @@
-ASSIGNMENT = "04_alpha3_by_hand"
+from pathlib import Path
 
-# The release's answer cell of a by-hand exercise, with the skeleton filled in and the
-# stub left where it was: the stub's error stops that cell only, so the answer counts.
-FILLED_SKELETON = """{name} = [{values}]   # filled in
-# YOUR CODE HERE
-raise NotImplementedError()
-"""
+import nbformat
+
+ASSIGNMENT = "04_alpha3_by_hand"
+RELEASE = Path(__file__).resolve().parents[2] / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+
+
+def filled_skeleton(grade_id: str, values: str) -> str:
+    """The release's answer cell ``grade_id`` with its skeleton's ``...`` replaced by ``values``.
+
+    Everything else stays as released, the stub ``raise NotImplementedError()`` included:
+    it stops that cell only, after the answer is assigned, so the answer still counts.
+    """
+    release = nbformat.read(RELEASE, as_version=4)
+    cell = next(c for c in release.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    skeleton = f"{grade_id} = [..., ..., ...]"
+    assert skeleton in cell.source, f"the release of {grade_id} lost its skeleton line"
+    return cell.source.replace(skeleton, f"{grade_id} = [{values}]")
+
 
 # --- wrong answers: each loses its own test cell's points, and no others -------------
 
@@ -99,8 +112,7 @@ WRONG = {
         "causal_attention": causal_attention_with(dim="0"),
     },
     "half_filled_zero_based_swapped": {
-        "scores_3_by_hand": FILLED_SKELETON.format(name="scores_3_by_hand",
-                                                   values="-0.5, -2.0, ..."),
+        "scores_3_by_hand": filled_skeleton("scores_3_by_hand", "-0.5, -2.0, ..."),
         "alpha_3_by_hand": "alpha_3_by_hand = [0.2, 0.0, 0.8]",
         "impossible_entries": "impossible_entries = {(0, 1), (0, 2), (1, 2)}",
         "causal_attention": causal_attention_with(returned="alpha, out"),
@@ -186,9 +198,8 @@ CORRECT = {
         "scores": NUMPY_SCORES,
         "causal_softmax": STABLE_SOFTMAX_MINUS_1E9,
         "causal_attention": LOOP_FLOAT64_ATTENTION,
-        "scores_3_by_hand": FILLED_SKELETON.format(name="scores_3_by_hand", values="-0.5, -2, 1"),
-        "alpha_3_by_hand": FILLED_SKELETON.format(name="alpha_3_by_hand",
-                                                  values="0.176, 0.039, 0.786"),
+        "scores_3_by_hand": filled_skeleton("scores_3_by_hand", "-0.5, -2, 1"),
+        "alpha_3_by_hand": filled_skeleton("alpha_3_by_hand", "0.176, 0.039, 0.786"),
         "impossible_entries": "impossible_entries = [(1, 2), (1, 3), (2, 3)]",
     },
     "arrays_and_lists": {
