@@ -1,11 +1,14 @@
 """While a test cell runs the student's function, the library cannot answer for it."""
 
+import nbformat
 import pytest
 import torch
 
 import course_utils.attention
 from course_utils import checks
 from course_utils.attention import masked_softmax
+from tests.conftest import REPO
+from tests.nbgrader_course import grade_id
 
 KEEP = torch.ones(3, 3, dtype=torch.bool).tril()
 S = torch.randn(3, 3, generator=torch.Generator().manual_seed(0))
@@ -76,6 +79,34 @@ def test_a_function_without_twins_runs_untouched():
 )
 def test_answer_cells_that_import_a_twin_are_flagged(source, flagged):
     assert checks.imported_twins(source, "causal_softmax") == flagged
+
+
+def notebook_cells():
+    """(assignment, its cells) for every solution notebook."""
+    for path in sorted((REPO / "solutions").glob("*/*.ipynb")):
+        yield path.stem, nbformat.read(path, as_version=4).cells
+
+
+def test_every_exercise_with_a_twin_is_tested_through_own_work():
+    for assignment, cells in notebook_cells():
+        tests = {grade_id(cell): cell.source for cell in cells}
+        for cell in cells:
+            exercise = grade_id(cell)
+            if exercise in checks.TWINS and cell.metadata["nbgrader"].get("solution"):
+                calls = tests.get(f"test_{exercise}", "")
+                assert f"checks.own_work({exercise})" in calls, f"{assignment}: test_{exercise}"
+
+
+def test_no_twin_is_imported_before_its_exercise():
+    for assignment, cells in notebook_cells():
+        for n, cell in enumerate(cells):
+            exercise = grade_id(cell)
+            if exercise not in checks.TWINS or not cell.metadata["nbgrader"].get("solution"):
+                continue
+            for before in cells[:n]:
+                if before.cell_type == "code":
+                    early = checks.imported_twins(before.source, exercise)
+                    assert not early, f"{assignment}: {early} imported before exercise {exercise}"
 
 
 def test_a_method_twin_fails_on_every_object_of_its_class_and_comes_back():
