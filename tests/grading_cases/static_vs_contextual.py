@@ -181,8 +181,8 @@ def updated_embeddings(E, Q, V):
 """,
 }
 
-# torch's one_hot; numpy with a double loop; argsort descending; a softmax over the
-# masked scores with −1e9 instead of −∞, returned as numpy.
+# torch's one_hot; numpy with a double loop; argsort descending; an update written into
+# the input in place; a softmax over the masked scores with −1e9 instead of −∞, in numpy.
 NUMPY_AND_ONE_HOT = {
     "embed": """
 def embed(weight_t, n):
@@ -212,7 +212,8 @@ def nearest_words(word, vocabulary, vectors, k):
 def updated_embedding(E, i, Q, V):
     weights = F.softmax(torch.stack([Q @ E[j] for j in range(i + 1)]), dim=0)
     delta = sum(weights[j] * V[j] for j in range(i + 1))
-    return E[i] + delta
+    E[i] += delta  # changes the caller's E: the tests hand over copies
+    return E[i]
 """,
     "updated_embeddings": """
 import numpy as np
