@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import torch
 
-from .validation import float_tensor, positive_int, same_device
+from .validation import float_tensor, integer, positive_int, same_device
 
 
 def _index_tensor(name: str, indices) -> torch.Tensor:
@@ -189,10 +189,7 @@ def contextual_update(
         raise ValueError(
             f"values must have shape {(n, n_e)}, one change V_j per word; got {tuple(values.shape)}"
         )
-    if not isinstance(position, int) or isinstance(position, bool):
-        raise TypeError(f"position must be an int; got {type(position).__name__}")
-    if not 0 <= position < n:
-        raise ValueError(f"position must lie in [0, {n - 1}] for {n} words; got {position}")
+    integer(f"position (one of the {n} words)", position, minimum=0, maximum=n - 1)
     seen = embeddings[: position + 1]
     weights = torch.softmax(seen @ query, dim=0)
     delta = weights @ values[: position + 1]

@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 import torch
 
-from .validation import float_tensor
+from .validation import float_tensor, integer
 
 
 def plot_attention(weights, keys, queries=None, mask=None, ax=None, title=None, annotate=True):
@@ -76,8 +76,7 @@ def plot_attention_graph(tokens, i: int, scores=None, alpha=None, ax=None):
     """
     tokens = list(tokens)
     n = len(tokens)
-    if isinstance(i, bool) or not isinstance(i, int) or not 1 <= i <= n:
-        raise ValueError(f"i must be a position from 1 to {n} (the number of tokens); got {i!r}")
+    integer(f"i (a position among the {n} tokens, from 1)", i, minimum=1, maximum=n)
     numbers = {}
     for label, values in (("scores", scores), ("alpha", alpha)):
         if values is not None:

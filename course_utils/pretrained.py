@@ -36,7 +36,7 @@ import torch
 
 from .device import get_device
 from .embeddings import nearest_neighbours
-from .validation import positive_int
+from .validation import integer, positive_int
 
 HIDDEN_SIZE = 384
 NUM_LAYERS = 6
@@ -111,8 +111,7 @@ def word_span(sentence: str, word: str, occurrence: int = 0) -> tuple[int, int]:
     _check_word(word)
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a str; got {type(sentence).__name__}")
-    if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
-        raise ValueError(f"occurrence must be an int >= 0; got {occurrence!r}")
+    integer("occurrence", occurrence, minimum=0)
     matches = list(re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", sentence, flags=re.I))
     if not matches:
         raise ValueError(f"the word {word!r} does not occur (as a whole word) in {sentence!r}")
@@ -216,8 +215,7 @@ def contextual_embeddings(
     default); 0 is the embedding layer's output, before any attention (see
     :func:`contextual_embeddings_by_layer`).
     """
-    if not isinstance(layer, int) or isinstance(layer, bool) or not 0 <= layer <= NUM_LAYERS:
-        raise ValueError(f"layer must be an int from 0 to {NUM_LAYERS}; got {layer!r}")
+    integer("layer", layer, minimum=0, maximum=NUM_LAYERS)
     return contextual_embeddings_by_layer(sentences, word, occurrence, device)[layer]
 
 

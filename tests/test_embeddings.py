@@ -200,8 +200,8 @@ def test_contextual_update_ignores_later_words():
 @pytest.mark.parametrize(
     ("args", "error", "message"),
     [
-        ((random(4, 3), 4, random(3), random(4, 3)), ValueError, r"\[0, 3\]"),
-        ((random(4, 3), 1.0, random(3), random(4, 3)), TypeError, "position must be an int"),
+        ((random(4, 3), 4, random(3), random(4, 3)), ValueError, r"4 words\) must be <= 3; got 4"),
+        ((random(4, 3), 1.0, random(3), random(4, 3)), TypeError, r"words\) must be an int"),
         ((random(4, 3), 1, random(2), random(4, 3)), ValueError, r"query must have shape \(3,\)"),
         (
             (random(4, 3), 1, random(3), random(3, 3)),

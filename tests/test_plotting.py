@@ -81,7 +81,11 @@ def test_alpha_graph_writes_numbers_and_greys_out_later_tokens():
 
 @pytest.mark.parametrize(
     ("kwargs", "words"),
-    [(dict(i=0), "from 1 to 3"), (dict(i=4), "from 1 to 3"), (dict(i=2, alpha=[1.0]), "2 numbers")],
+    [
+        (dict(i=0), "3 tokens, from 1\\) must be >= 1; got 0"),
+        (dict(i=4), "must be <= 3; got 4"),
+        (dict(i=2, alpha=[1.0]), "2 numbers"),
+    ],
 )
 def test_alpha_graph_bad_input(kwargs, words):
     from course_utils.plotting import plot_attention_graph
