@@ -119,15 +119,22 @@ def updated_embeddings(E, Q, V):
     return torch.stack([contextual_update(E, i, Q[i], V).updated for i in range(len(E))])
 """
 
+# Mistakes in different exercises share a student (each submission costs a notebook run):
+# every listed answer must lose its own exercise's points and leave the others whole.
 WRONG = {
-    "takes_a_row": {"embed": ROW_OF_W_T},
-    "dot_product_not_cosine": {"cosine_matrix": DOT_PRODUCT, "nearest_words": INCLUDES_ITSELF},
-    "one_norm_only": {"cosine_matrix": ONE_NORM},
-    "neighbours_ascending": {"nearest_words": ASCENDING},
-    "delta_without_softmax": {"updated_embedding": NO_SOFTMAX},
+    "row_one_norm_ascending_no_softmax_scaled": {
+        "embed": ROW_OF_W_T,
+        "cosine_matrix": ONE_NORM,
+        "nearest_words": ASCENDING,
+        "updated_embedding": NO_SOFTMAX,
+        "updated_embeddings": SCALED,
+    },
+    "dot_product_not_cosine": {
+        "cosine_matrix": DOT_PRODUCT,
+        "nearest_words": INCLUDES_ITSELF,
+        "updated_embeddings": NO_RESIDUAL,
+    },
     "later_words_count": {"updated_embedding": LATER_WORDS, "updated_embeddings": NO_CAUSAL_MASK},
-    "scales_by_square_root": {"updated_embeddings": SCALED},
-    "forgets_the_residual": {"updated_embeddings": NO_RESIDUAL},
     "calls_the_library": {
         "embed": TWIN_EMBED,
         "cosine_matrix": TWIN_COSINE,
