@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from course_utils import checks
 from course_utils.checks.embeddings import EMBEDDING_MISTAKES
+from tests.test_embeddings import bark_sentence
 
 
 def random(*shape, seed=0, dtype=torch.float32):
@@ -32,16 +33,6 @@ VECTORS = random(8, 3, seed=12) * torch.linspace(0.2, 6.0, 8)[:, None]
 def cosine_order(me: int = 2) -> list[str]:
     cosines = F.cosine_similarity(VECTORS[me : me + 1], VECTORS, dim=1)
     return [WORDS[n] for n in cosines.argsort(descending=True).tolist()]
-
-
-def bark_sentence():
-    """I hope her dog doesn't bark when I knock: features (tree, noise, treat, animal, other)."""
-    other = [0.0, 0.0, 0.0, 0.0, 1.0]
-    rows = [other, other, other, [0.0, 0.5, 0.0, 1.0, 0.0], other, [1.0, 1.0, 1.0, 0.0, 0.0]]
-    embeddings = torch.tensor(rows + [other, other, [0.0, 0.5, 0.0, 0.0, 0.5]])
-    values = torch.zeros_like(embeddings)
-    values[3] = torch.tensor([-1.0, 0.0, -1.0, 0.0, 0.0])
-    return embeddings, torch.tensor([0.0, 0.0, 0.0, 5.0, 0.0]), values
 
 
 E1, Q1, V1 = bark_sentence()

@@ -150,7 +150,7 @@ def test_nearest_neighbours_reject_bad_input():
         nearest_neighbours(random(4), vectors, k=2)
 
 
-# the first contextual update E'_6 = E_6 + Δ (seed 000)
+# the first contextual update E'_6 = E_6 + Δ (the lectures' bark sentence)
 
 
 def bark_sentence():
