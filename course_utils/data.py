@@ -15,6 +15,8 @@ import bz2
 import functools
 import random
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from gensim.corpora.wikicorpus import extract_pages, filter_wiki
 from gensim.test.utils import datapath
@@ -90,8 +92,11 @@ def word_pairs(name: str) -> tuple[tuple[str, str, float], ...]:
 
 
 @functools.cache
-def analogy_questions() -> dict[str, tuple[tuple[str, str, str, str], ...]]:
-    """{section: (a, b, c, d) questions "a is to b as c is to d"}, lower-cased, in file order."""
+def analogy_questions() -> Mapping[str, tuple[tuple[str, str, str, str], ...]]:
+    """{section: (a, b, c, d) questions "a is to b as c is to d"}, lower-cased, in file order.
+
+    Read-only, like every cached corpus here: one caller cannot spoil it for the next.
+    """
     sections: dict[str, list] = {}
     current = None
     with open(datapath("questions-words.txt"), encoding="utf-8") as handle:
@@ -101,7 +106,7 @@ def analogy_questions() -> dict[str, tuple[tuple[str, str, str, str], ...]]:
                 sections[current] = []
             elif line.strip():
                 sections[current].append(tuple(line.lower().split()))
-    return {name: tuple(questions) for name, questions in sections.items()}
+    return MappingProxyType({name: tuple(questions) for name, questions in sections.items()})
 
 
 PLANTED_GENDER = {

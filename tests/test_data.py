@@ -34,6 +34,17 @@ def test_evaluation_sets():
     assert sum(len(q) for q in questions.values()) == 19544
 
 
+def test_cached_corpora_cannot_be_spoiled_by_one_caller():
+    questions = data.analogy_questions()
+    with pytest.raises(AttributeError):
+        questions.pop("capital-common-countries")  # a student's slip, in one cell
+    with pytest.raises(TypeError):
+        questions["capital-common-countries"] = ()
+    with pytest.raises(TypeError):
+        data.wikipedia_sentences()[0][0] = "spoiled"
+    assert "capital-common-countries" in data.analogy_questions()
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="wordsim353, simlex999; got 'men'"):
         data.word_pairs("men")
