@@ -26,6 +26,9 @@ what the functions of this module compute, which use a private instance.
 A word may be split into several word pieces ("embeddings" → em ##bed ##ding ##s);
 its vector is then the mean over its pieces. The pieces of a word inside a sentence
 are found from the tokenizer's character offsets, not by matching piece strings.
+
+``minilm_encoder`` (from ``course_utils.minilm``) is the same encoder rebuilt from the
+course's own transformer blocks, with these weights; it gives the same hidden states.
 """
 
 import copy
@@ -36,7 +39,23 @@ import torch
 
 from .device import get_device
 from .embeddings import nearest_neighbours
+from .minilm import minilm_encoder
 from .validation import integer, positive_int
+
+__all__ = [
+    "HIDDEN_SIZE",
+    "NUM_LAYERS",
+    "contextual_embeddings",
+    "contextual_embeddings_by_layer",
+    "input_embeddings",
+    "load_encoder",
+    "minilm_encoder",
+    "model_path",
+    "static_embedding",
+    "token_positions",
+    "vocabulary_neighbours",
+    "word_span",
+]
 
 HIDDEN_SIZE = 384
 NUM_LAYERS = 6
