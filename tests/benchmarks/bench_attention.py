@@ -1,15 +1,15 @@
-"""Causal attention: the step-by-step reference beside PyTorch's fused SDPA kernel."""
+"""Attention: the step-by-step reference beside PyTorch's fused SDPA kernel, and
+``MultiHeadAttention`` beside ``nn.MultiheadAttention`` (forward and backward)."""
 
 import torch
 import torch.nn.functional as F
 
-from course_utils.attention import attention
+from course_utils.attention import MultiHeadAttention, attention
 from course_utils.device import get_device
 from tests.benchmarks.timing import Row, best_time
 
 
-def run() -> list[Row]:
-    device = get_device()
+def causal_rows(device: torch.device) -> list[Row]:
     rows = []
     for n in (128, 1024):
         q, k, v = (torch.randn(8, 8, n, 64, device=device) for _ in range(3))
@@ -26,3 +26,35 @@ def run() -> list[Row]:
         rows.append(Row(task, "course_utils.attention", ours_s * 1e3, "ms", note))
         rows.append(Row(task, "torch SDPA (fused)", fused_s * 1e3, "ms"))
     return rows
+
+
+def multi_head_rows(device: torch.device, batch=4, n=1024, embed_dim=512, heads=8) -> list[Row]:
+    """Self-attention forward + backward (need_weights=False), same weights, timed in
+    alternation so both see the same machine load."""
+    torch.manual_seed(0)
+    theirs = torch.nn.MultiheadAttention(embed_dim, heads, batch_first=True).to(device)
+    ours = MultiHeadAttention(embed_dim, heads).to(device)
+    ours.load_state_dict(theirs.state_dict())
+    x = torch.randn(batch, n, embed_dim, device=device, requires_grad=True)
+
+    def ours_step():
+        ours(x)[0].sum().backward()
+
+    def theirs_step():
+        theirs(x, x, x, need_weights=False)[0].sum().backward()
+
+    ours_s, theirs_s = float("inf"), float("inf")
+    for _ in range(3):
+        ours_s = min(ours_s, best_time(ours_step, repeat=3, device=device))
+        theirs_s = min(theirs_s, best_time(theirs_step, repeat=3, device=device))
+    task = f"MHA fwd+bwd, batch {batch}, n={n}, d={embed_dim}, {heads} heads"
+    note = f"{ours_s / theirs_s:.2f}x nn.MultiheadAttention's time (target <= 1.2x)"
+    return [
+        Row(task, "course_utils MultiHeadAttention", ours_s * 1e3, "ms", note),
+        Row(task, "nn.MultiheadAttention", theirs_s * 1e3, "ms"),
+    ]
+
+
+def run() -> list[Row]:
+    device = get_device()
+    return causal_rows(device) + multi_head_rows(device)
