@@ -1,6 +1,8 @@
 """course_utils.minilm (MiniLM rebuilt from the course's blocks) against Hugging Face's
 BertModel loaded on its own from the packaged files."""
 
+import copy
+
 import pytest
 import torch
 from transformers import BertModel, BertTokenizerFast
@@ -66,6 +68,17 @@ def test_a_padded_batch_equals_bert_at_every_token_padding_included(oracle, ours
     assert padding.sum() > 10
     # padded queries attend to the real tokens, in BERT and here: not zeros, not NaN
     assert got[padding].abs().sum(dim=-1).min() > 1
+
+
+def test_in_float64_it_is_the_same_computation_as_bert_to_1e_10(oracle, ours):
+    """In float32 the padding positions differ by up to ~8e-5 (both models are that far
+    from their float64 values there); in float64 every token agrees to rounding."""
+    batch = oracle[0](PADDED, padding=True, return_tensors="pt")
+    bert, model = copy.deepcopy(oracle[1]).double(), copy.deepcopy(ours).double()
+    with torch.no_grad():
+        expected = bert(**batch).last_hidden_state
+        got = model(batch["input_ids"], batch["attention_mask"])
+    assert (got - expected).abs().max() < 1e-10
 
 
 def test_a_sentence_pair_uses_the_token_type_rows(oracle, ours):

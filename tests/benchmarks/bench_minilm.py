@@ -1,0 +1,44 @@
+"""MiniLM forward on a padded batch of 32 Wikipedia sentences: ``minilm_encoder`` (the
+course's blocks) beside Hugging Face's ``BertModel`` with the same weights, timed back to
+back without autograd. The note gives the time ratio and the largest difference."""
+
+import torch
+
+from course_utils.data import wikipedia_sentences
+from course_utils.device import get_device
+from course_utils.pretrained import load_encoder, minilm_encoder
+from tests.benchmarks.timing import Row, best_time
+
+BATCH = 32
+MAX_WORDS = 60
+
+
+def sentences(n: int = BATCH) -> list[str]:
+    """``n`` Wikipedia paragraphs cut to at most ``MAX_WORDS`` words: lengths differ."""
+    return [" ".join(words[:MAX_WORDS]) for words in wikipedia_sentences()[:n]]
+
+
+def run() -> list[Row]:
+    device = get_device()
+    tokenizer, bert = load_encoder(device)
+    ours = minilm_encoder(device)
+    batch = tokenizer(sentences(), padding=True, return_tensors="pt").to(device)
+    ids, mask = batch["input_ids"], batch["attention_mask"]
+
+    @torch.no_grad()
+    def course():
+        return ours(ids, mask)
+
+    @torch.no_grad()
+    def hugging_face():
+        return bert(input_ids=ids, attention_mask=mask).last_hidden_state
+
+    difference = (course() - hugging_face()).abs().max().item()
+    ours_s = best_time(course, repeat=10, device=device)
+    hf_s = best_time(hugging_face, repeat=10, device=device)
+    task = f"MiniLM forward, {BATCH} sentences padded to {ids.shape[1]}"
+    note = f"{ours_s / hf_s:.2f}x BertModel's time; max |diff| {difference:.1e}"
+    return [
+        Row(task, "course_utils minilm_encoder", ours_s * 1e3, "ms", note),
+        Row(task, "HF BertModel", hf_s * 1e3, "ms"),
+    ]
