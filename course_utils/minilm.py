@@ -43,23 +43,7 @@ import torch
 from torch import nn
 
 from .device import get_device
-
-
-class TransformerBlock(nn.TransformerEncoderLayer):
-    """Stand-in until ``course_utils.transformer.TransformerBlock`` lands: PyTorch's layer
-    with the course's ``forward(x, mask=None, causal=False)`` (mask True = may attend)."""
-
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 norm_first=False, layer_norm_eps=1e-5):  # fmt: skip
-        super().__init__(d_model, nhead, dim_feedforward, dropout, activation,
-                         layer_norm_eps=layer_norm_eps, batch_first=True,
-                         norm_first=norm_first)  # fmt: skip
-
-    def forward(self, x, mask=None, causal=False):
-        if causal:
-            raise NotImplementedError("the stand-in block is bidirectional only")
-        padding = None if mask is None else ~mask[:, 0, 0, :]
-        return super().forward(x, src_key_padding_mask=padding)
+from .transformer import TransformerBlock
 
 
 @dataclass(frozen=True)

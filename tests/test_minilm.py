@@ -8,14 +8,10 @@ import torch
 from transformers import BertModel, BertTokenizerFast
 
 from course_utils.device import get_device
-from course_utils.minilm import (
-    MiniLMEncoder,
-    TransformerBlock,
-    hf_to_course_state_dict,
-    minilm_encoder,
-)
+from course_utils.minilm import MiniLMEncoder, hf_to_course_state_dict, minilm_encoder
 from course_utils.pretrained import minilm_encoder as reexported
 from course_utils.pretrained import model_path
+from course_utils.transformer import TransformerBlock
 from tests.test_pretrained import SENTENCES as BARK_SENTENCES
 
 ATOL = 1e-4
