@@ -18,7 +18,8 @@ and each post-LN block (as in the original transformer and BERT) computes
 The mask is BERT's padding mask: every query may attend to the real tokens of its
 sentence and to no padding token. Only keys are masked, so padding positions get an
 output too (they attend to the real tokens); ``BertModel`` computes the same values
-there, and so does this module.
+there, and so does this module. ``MiniLMEncoder.attention_maps`` also returns every
+layer's hidden states and every head's attention weights, for the plots.
 
 Hugging Face names the weights of layer l ``encoder.layer.l.…``; the course's blocks use
 ``nn.TransformerEncoderLayer``'s names. ``hf_to_course_state_dict`` maps one to the other:
@@ -146,20 +147,10 @@ class MiniLMEncoder(nn.Module):
         )
         return self.dropout(self.norm(rows))
 
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        """The last hidden state (batch, n, 384) for ``input_ids`` (batch, n).
-
-        ``attention_mask`` (batch, n) is 1 (or True) at real tokens and 0 at padding, as
-        the tokenizer returns it; ``None`` means no padding. ``token_type_ids`` (batch, n)
-        is 0 for the first sentence and 1 for the second of a pair (``None``: all 0).
-        """
+    def _key_mask(self, input_ids, attention_mask, token_type_ids):
+        """Check the inputs; the (batch, 1, 1, n) mask of real keys, or None (no padding)."""
         config = self.config
-        input_ids = self._check_ids("input_ids", input_ids, limit=config.vocab_size)
+        self._check_ids("input_ids", input_ids, limit=config.vocab_size)
         if input_ids.dim() != 2 or input_ids.numel() == 0:
             raise ValueError(
                 "input_ids must have shape (batch, tokens) with at least one token; "
@@ -173,18 +164,47 @@ class MiniLMEncoder(nn.Module):
         if token_type_ids is not None:
             self._check_ids("token_type_ids", token_type_ids, input_ids.shape,
                             limit=config.type_vocab_size)  # fmt: skip
-        mask = None
-        if attention_mask is not None:
-            self._check_ids("attention_mask", attention_mask, input_ids.shape, 2, allow_bool=True)
-            keep = attention_mask.bool()
-            if not keep.any(dim=1).all():
-                raise ValueError("attention_mask must keep at least one token in every sentence")
-            if not keep.all():
-                mask = keep[:, None, None, :]  # (batch, heads, n_q, n_k): keys only
+        if attention_mask is None:
+            return None
+        self._check_ids("attention_mask", attention_mask, input_ids.shape, 2, allow_bool=True)
+        keep = attention_mask.bool()
+        if not keep.any(dim=1).all():
+            raise ValueError("attention_mask must keep at least one token in every sentence")
+        return None if keep.all() else keep[:, None, None, :]  # keys only, every query
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The last hidden state (batch, n, 384) for ``input_ids`` (batch, n).
+
+        ``attention_mask`` (batch, n) is 1 (or True) at real tokens and 0 at padding, as
+        the tokenizer returns it; ``None`` means no padding. ``token_type_ids`` (batch, n)
+        is 0 for the first sentence and 1 for the second of a pair (``None``: all 0).
+        """
+        mask = self._key_mask(input_ids, attention_mask, token_type_ids)
         hidden = self.embed(input_ids, token_type_ids)
         for block in self.blocks:
             hidden = block(hidden, mask=mask)
         return hidden
+
+    def attention_maps(self, input_ids, attention_mask=None, token_type_ids=None):
+        """``(hidden states, attention weights)`` of one forward pass, for plotting.
+
+        Hidden states are (7, batch, n, 384): the embedding layer's output, then each
+        block's. Weights are (6, batch, 12, n, n): layer, sentence, head, query i, key j,
+        each row a softmax over the keys (0 at padding keys). Arguments as ``forward``.
+        """
+        mask = self._key_mask(input_ids, attention_mask, token_type_ids)
+        hidden = self.embed(input_ids, token_type_ids)
+        states, maps = [hidden], []
+        for block in self.blocks:
+            maps.append(block.self_attn(hidden, mask=mask, need_weights=True)[1])
+            hidden = block(hidden, mask=mask)
+            states.append(hidden)
+        return torch.stack(states), torch.stack(maps)
 
 
 def hf_to_course_state_dict(hf_state: dict, num_layers: int) -> dict:

@@ -180,6 +180,20 @@ def test_bad_input_raises_a_clear_error(ours, call, error, message):
         call(ours)
 
 
+def test_attention_maps_and_hidden_states_equal_bert_s(oracle, ours):
+    batch = oracle[0](BARK_SENTENCES, padding=True, return_tensors="pt")
+    eager = BertModel.from_pretrained(model_path(), attn_implementation="eager").eval()
+    with torch.no_grad():
+        expected = eager(**batch, output_attentions=True, output_hidden_states=True)
+        states, maps = ours.attention_maps(batch["input_ids"], batch["attention_mask"])
+    assert maps.shape == (6, 3, 12, batch["input_ids"].shape[1], batch["input_ids"].shape[1])
+    assert torch.allclose(maps, torch.stack(expected.attentions), atol=1e-5)
+    assert torch.allclose(states, torch.stack(expected.hidden_states), atol=ATOL)
+    assert torch.equal(states[-1], ours(batch["input_ids"], batch["attention_mask"]))
+    padding = batch["attention_mask"] == 0
+    assert maps.permute(1, 4, 0, 2, 3)[padding].abs().max() == 0  # no weight on padding keys
+
+
 def test_a_bool_attention_mask_works_like_the_tokenizers_ints(oracle, ours):
     batch = oracle[0](PADDED, padding=True, return_tensors="pt")
     with torch.no_grad():
