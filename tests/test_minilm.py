@@ -77,6 +77,27 @@ def test_in_float64_it_is_the_same_computation_as_bert_to_1e_10(oracle, ours):
     assert (got - expected).abs().max() < 1e-10
 
 
+def test_gradients_equal_bert_s_so_it_can_be_fine_tuned(oracle, ours):
+    batch = oracle[0](BARK_SENTENCES, padding=True, return_tensors="pt")
+    bert, model = copy.deepcopy(oracle[1]), copy.deepcopy(ours)
+    target = torch.randn(
+        batch["input_ids"].shape + (384,), generator=torch.Generator().manual_seed(0)
+    )
+    (bert(**batch).last_hidden_state * target).sum().backward()
+    (model(batch["input_ids"], batch["attention_mask"]) * target).sum().backward()
+    layer, block = bert.encoder.layer[0], model.blocks[0]
+    parts = (layer.attention.self.query, layer.attention.self.key, layer.attention.self.value)
+    pairs = [
+        (block.self_attn.in_proj_weight.grad, torch.cat([part.weight.grad for part in parts])),
+        (block.linear1.weight.grad, layer.intermediate.dense.weight.grad),
+        (model.word_embeddings.weight.grad, bert.embeddings.word_embeddings.weight.grad),
+        (model.position_embeddings.weight.grad, bert.embeddings.position_embeddings.weight.grad),
+    ]
+    for got, expected in pairs:
+        assert expected.abs().max() > 0
+        assert torch.allclose(got, expected, rtol=1e-4, atol=1e-4 * expected.abs().max())
+
+
 def test_a_sentence_pair_uses_the_token_type_rows(oracle, ours):
     batch = oracle[0](["Where does the dog sleep?", "Who knocks?"],
                       ["The dog sleeps under the old oak tree.", "Nobody."],
