@@ -136,10 +136,12 @@ class MiniLMEncoder(nn.Module):
 
     def embed(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None):
         """H₀ = LayerNorm(word rows + position rows + token-type rows), (batch, n, 384)."""
+        input_ids = input_ids.long()  # any integer dtype (nn.Embedding takes int32/int64)
         n = input_ids.shape[1]
         positions = torch.arange(n, device=input_ids.device)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
+        token_type_ids = token_type_ids.long()
         rows = (
             self.word_embeddings(input_ids)
             + self.position_embeddings(positions)

@@ -215,9 +215,12 @@ def test_attention_maps_and_hidden_states_equal_bert_s(oracle, ours):
     assert maps.permute(1, 4, 0, 2, 3)[padding].abs().max() == 0  # no weight on padding keys
 
 
-def test_a_bool_attention_mask_works_like_the_tokenizers_ints(oracle, ours):
+def test_bool_masks_and_small_integer_dtypes_work_like_the_tokenizers_longs(oracle, ours):
     batch = oracle[0](PADDED, padding=True, return_tensors="pt")
     with torch.no_grad():
         ints = ours(batch["input_ids"], batch["attention_mask"])
         bools = ours(batch["input_ids"], batch["attention_mask"].bool())
     assert torch.equal(ints, bools)
+    with torch.no_grad():
+        small = ours(batch["input_ids"].short(), batch["attention_mask"].to(torch.uint8))
+    assert torch.equal(ints, small)
