@@ -8,5 +8,6 @@ from .attention import *  # noqa: F403
 from .bpe import *  # noqa: F403
 from .core import *  # noqa: F403
 from .embeddings import *  # noqa: F403
+from .masked_attention import *  # noqa: F403
 from .skipgram import *  # noqa: F403
 from .twins import *  # noqa: F403

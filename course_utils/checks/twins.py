@@ -121,6 +121,37 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.attention.masked_softmax",
         "course_utils.attention.causal_mask",
     ),
+    # 05_masked_attention
+    "self_attention_update": (
+        "course_utils.attention.attention",
+        "course_utils.attention.attention_weights",
+        "course_utils.attention.masked_softmax",
+        "course_utils.attention.attention_scores",
+        "course_utils.checks.masked_attention._update",
+    ),
+    "padding_mask": (
+        "course_utils.attention.causal_mask",
+        "course_utils.checks.masked_attention._key_mask",
+    ),
+    "split_heads": (
+        "course_utils.attention.MultiHeadAttention.split_heads",
+        "course_utils.attention.MultiHeadAttention.forward",
+    ),
+    "multi_head_attention": (
+        "course_utils.attention.MultiHeadAttention.forward",
+        "course_utils.attention.MultiHeadAttention.forward_steps",
+        "course_utils.attention.MultiHeadAttention.forward_fused",
+        "course_utils.attention.MultiHeadAttention.split_heads",
+        "course_utils.attention.MultiHeadAttention.merge_heads",
+        "course_utils.attention.attention",
+        "course_utils.attention.attention_weights",
+        "course_utils.attention.masked_softmax",
+        "course_utils.attention.attention_scores",
+        "course_utils.attention.causal_mask",
+        "course_utils.checks.masked_attention._multi_head",
+        "course_utils.checks.masked_attention._pytorch_reference",
+        "torch.nn.MultiheadAttention.forward",
+    ),
 }
 
 

@@ -1,0 +1,143 @@
+"""Every diagnostic of course_utils/checks/masked_attention.py: its mistake triggers it, a right answer none."""
+
+import math
+import re
+
+import pytest
+import torch
+
+from course_utils import checks
+from course_utils.checks.masked_attention import MASK_MISTAKES
+
+def raises(key):
+    return pytest.raises(AssertionError, match=re.escape(MASK_MISTAKES[key]))
+
+
+G = torch.Generator().manual_seed(0)
+E = torch.randn(5, 6, generator=G, dtype=torch.float64)
+W_Q, W_K = torch.randn(2, 6, 3, generator=G, dtype=torch.float64)
+W_V = torch.randn(6, 6, generator=G, dtype=torch.float64)
+
+
+def update(scale=None, dim=-1, values=True, residual=True, causal=False):
+    q, k, v = E @ W_Q, E @ W_K, E @ W_V
+    s = q @ k.T / (scale or math.sqrt(3))
+    if causal:
+        s = s.masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), float("-inf"))
+    a = torch.softmax(s, dim=dim)
+    out = a @ (v if values else E)
+    return E + out if residual else out
+
+
+def test_a_right_update_passes_in_float32_lists_and_numpy():
+    right = update()
+    checks.check_self_attention_update(right, E, W_Q, W_K, W_V)
+    checks.check_self_attention_update(right.float(), E.float(), W_Q, W_K, W_V)
+    checks.check_self_attention_update(right.tolist(), E, W_Q, W_K, W_V)
+    checks.check_self_attention_update(right.numpy(), E, W_Q, W_K, W_V)
+
+
+@pytest.mark.parametrize("wrong, key", [
+    (update(residual=False), "no_residual"),
+    (update(values=False), "embeddings_weighted"),
+    (update(scale=1.0), "no_scale"),
+    (update(scale=math.sqrt(6)), "scale_by_n_E"),
+    (update(dim=0), "query_axis"),
+    (update(causal=True), "unwanted_causal"),
+])
+def test_update_mistakes_are_named(wrong, key):
+    with raises(key):
+        checks.check_self_attention_update(wrong, E, W_Q, W_K, W_V)
+
+
+LENGTHS, N = [3, 5, 1], 5
+
+
+def mask(lengths=LENGTHS, n=N, causal=False, extra=0, queries=False, diagonal=0):
+    lengths = torch.tensor(lengths)
+    real = torch.arange(n)[None, :] < lengths[:, None] + extra
+    m = real[:, :, None] if queries else real[:, None, :]
+    m = m.expand(len(lengths), n, n)
+    return m & torch.ones(n, n, dtype=torch.bool).tril(diagonal) if causal else m
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_right_mask_passes_as_bool_int_numpy(causal):
+    right = mask(causal=causal)
+    checks.check_padding_mask(right, LENGTHS, N, causal)
+    checks.check_padding_mask(right.int(), torch.tensor(LENGTHS), N, causal)
+    checks.check_padding_mask(right.numpy(), LENGTHS, N, causal)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_mask_mistakes_are_named(causal):
+    with raises("mask_inverted"):
+        checks.check_padding_mask(~mask(causal=causal), LENGTHS, N, causal)
+    with raises("off_by_one"):
+        checks.check_padding_mask(mask(causal=causal, extra=1), LENGTHS, N, causal)
+    with raises("query_padding"):
+        checks.check_padding_mask(mask(causal=causal, queries=True), LENGTHS, N, causal)
+    with raises("no_query_axis"):
+        checks.check_padding_mask(mask()[:, 0], LENGTHS, N, causal)
+    with raises("unwanted_causal_mask" if not causal else "no_causal"):
+        checks.check_padding_mask(mask(causal=not causal), LENGTHS, N, causal)
+    if causal:
+        with raises("diagonal_masked"):
+            checks.check_padding_mask(mask(causal=True, diagonal=-1), LENGTHS, N, causal)
+
+
+X = torch.randn(2, 3, 8, generator=G)
+
+
+def test_right_split_passes_and_its_mistakes_are_named():
+    right = X.reshape(2, 3, 4, 2).transpose(1, 2)
+    checks.check_split_heads(right, X, 4)
+    checks.check_split_heads(right.double().numpy(), X, 4)
+    with pytest.raises(AssertionError, match="mixes"):
+        checks.check_split_heads(X.reshape(2, 4, 3, 2), X, 4)
+    with pytest.raises(AssertionError, match="consecutive block"):
+        checks.check_split_heads(X.reshape(2, 3, 2, 4).permute(0, 3, 1, 2), X, 4)
+    with pytest.raises(AssertionError, match="wrong place"):
+        checks.check_split_heads(X.reshape(2, 3, 4, 2), X, 4)
+
+
+XM = torch.randn(2, 5, 8, generator=G, dtype=torch.float64)
+WS = torch.randn(4, 8, 8, generator=G, dtype=torch.float64) / math.sqrt(8)
+
+
+def mha(heads=2, causal=False, scale=None, output=True, dim=-1):
+    b, n, d = XM.shape
+    d_h = d // heads
+    q, k, v = ((XM @ w).reshape(b, n, heads, d_h).transpose(1, 2) for w in WS[:3])
+    s = q @ k.transpose(-2, -1) / math.sqrt(scale or d_h)
+    if causal:
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), -1e9)
+    concat = (torch.softmax(s, dim=dim) @ v).transpose(1, 2).reshape(b, n, d)
+    return concat @ WS[3] if output else concat
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_right_multi_head_attention_passes_and_its_mistakes_are_named(causal):
+    def check(value):
+        checks.check_multi_head_attention(value, XM, *WS, 2, causal)
+
+    check(mha(causal=causal))
+    check(mha(causal=causal).float())
+    for wrong, key in ((mha(causal=causal, scale=8), "scale_by_d"),
+                       (mha(causal=causal, output=False), "no_output_projection"),
+                       (mha(heads=1, causal=causal), "one_head"),
+                       (mha(causal=causal, dim=-2), "query_axis"),
+                       (mha(causal=not causal), "no_causal" if causal else "unwanted_causal_mask")):
+        with raises(key):
+            check(wrong)
+
+
+def test_the_reference_is_pytorchs_layer():
+    from torch import nn
+
+    layer = nn.MultiheadAttention(8, 2, bias=False, batch_first=True).double()
+    with torch.no_grad():
+        layer.in_proj_weight.copy_(torch.cat([w.T for w in WS[:3]]))
+        layer.out_proj.weight.copy_(WS[3].T)
+        expected = layer(XM, XM, XM, need_weights=False)[0]
+    assert torch.allclose(expected, mha(), atol=1e-10)
