@@ -1,4 +1,4 @@
-"""Every diagnostic of course_utils/checks/masked_attention.py: its mistake triggers it, a right answer none."""
+"""Each diagnostic of checks/masked_attention.py: its mistake names it, a right answer none."""
 
 import math
 import re
@@ -8,6 +8,7 @@ import torch
 
 from course_utils import checks
 from course_utils.checks.masked_attention import MASK_MISTAKES
+
 
 def raises(key):
     return pytest.raises(AssertionError, match=re.escape(MASK_MISTAKES[key]))
@@ -141,3 +142,16 @@ def test_the_reference_is_pytorchs_layer():
         layer.out_proj.weight.copy_(WS[3].T)
         expected = layer(XM, XM, XM, need_weights=False)[0]
     assert torch.allclose(expected, mha(), atol=1e-10)
+
+
+def test_read_only_numpy_answers_pass_without_a_warning():
+    import warnings
+
+    import numpy as np
+
+    right = np.broadcast_to(mask(causal=True).numpy()[:1], (1, N, N))  # read-only view
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        checks.check_padding_mask(right, [3], N, True)
+        checks.check_split_heads(np.broadcast_to(X.reshape(2, 3, 4, 2).transpose(1, 2).numpy(),
+                                                 (2, 4, 3, 2)), X, 4)
