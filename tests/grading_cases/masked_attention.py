@@ -1,0 +1,222 @@
+ASSIGNMENT = "05_masked_attention"
+
+# --- wrong answers: each loses its own test cell's points, and no others -------------
+
+
+def update_with(scale="/ math.sqrt(Q.shape[-1])", dim="-1", result="E + A @ V"):
+    """A self_attention_update answer with one part swapped for a mistake."""
+    return f"""
+def self_attention_update(E, W_Q, W_K, W_V):
+    Q, K, V = E @ W_Q, E @ W_K, E @ W_V
+    A = torch.softmax(Q @ K.T {scale}, dim={dim})
+    return {result}
+"""
+
+
+def mask_with(keys="torch.arange(n)[None, :] < lengths[:, None]", causal="tril()"):
+    """A padding_mask answer with one part swapped for a mistake."""
+    return f"""
+def padding_mask(lengths, n, causal=False):
+    lengths = torch.as_tensor(lengths)
+    keys = {keys}
+    mask = keys[:, None, :].expand(len(lengths), n, n)
+    if causal:
+        mask = mask & torch.ones(n, n, dtype=torch.bool).{causal}
+    return mask
+"""
+
+
+def split_with(body):
+    return f"""
+def split_heads(x, num_heads):
+    batch, n, d = x.shape
+    return {body}
+"""
+
+
+def heads_with(scale="math.sqrt(d_h)", future="triu(diagonal=1)", output="@ W_O", h="num_heads"):
+    """A multi_head_attention answer with one part swapped for a mistake."""
+    return f"""
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    batch, n, d = x.shape
+    heads = {h}
+    d_h = d // heads
+    split = lambda t: t.reshape(batch, n, heads, d_h).transpose(1, 2)
+    Q, K, V = split(x @ W_Q), split(x @ W_K), split(x @ W_V)
+    scores = Q @ K.transpose(-2, -1) / {scale}
+    if causal:
+        scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).{future}, float("-inf"))
+    return (torch.softmax(scores, dim=-1) @ V).transpose(1, 2).reshape(batch, n, d) {output}
+"""
+
+
+TWIN_UPDATE = """
+from course_utils.attention import attention
+
+def self_attention_update(E, W_Q, W_K, W_V):
+    return E + attention(E @ W_Q, E @ W_K, E @ W_V)[0]
+"""
+
+TWIN_MASK = """
+import course_utils.attention
+
+def padding_mask(lengths, n, causal=False):
+    keys = torch.arange(n)[None, None, :] < torch.as_tensor(lengths)[:, None, None]
+    mask = keys.expand(len(lengths), n, n)
+    return mask & course_utils.attention.causal_mask(n) if causal else mask
+"""
+
+TWIN_SPLIT = """
+from course_utils.attention import MultiHeadAttention
+
+def split_heads(x, num_heads):
+    return MultiHeadAttention(x.shape[-1], num_heads).split_heads(x)
+"""
+
+TWIN_MHA = """
+from course_utils.attention import MultiHeadAttention
+
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    layer = MultiHeadAttention(x.shape[-1], num_heads, bias=False).to(x.dtype)
+    with torch.no_grad():
+        layer.in_proj_weight.copy_(torch.cat([W_Q.T, W_K.T, W_V.T]))
+        layer.out_proj.weight.copy_(W_O.T)
+        return layer(x, causal=causal)[0]
+"""
+
+WRONG = {
+    "forgets_residual_and_scale": {
+        "self_attention_update": update_with(result="A @ V"),
+        "multi_head_attention": heads_with(scale="math.sqrt(d)"),
+    },
+    "blocked_convention_no_transpose": {
+        "self_attention_update": update_with(scale="/ math.sqrt(E.shape[-1])"),
+        "padding_mask": mask_with(keys="torch.arange(n)[None, :] >= lengths[:, None]"),
+        "split_heads": split_with("x.reshape(batch, num_heads, n, d // num_heads)"),
+        "multi_head_attention": heads_with(output=""),
+    },
+    "diagonal_and_interleaved": {
+        "self_attention_update": update_with(dim="0", result="E + A @ E"),
+        "padding_mask": mask_with(causal="tril(diagonal=-1)"),
+        "split_heads": split_with(
+            "x.reshape(batch, n, d // num_heads, num_heads).permute(0, 3, 1, 2)"
+        ),
+        "multi_head_attention": heads_with(h="1"),
+    },
+    "off_by_one_and_no_causal": {
+        "padding_mask": mask_with(keys="torch.arange(n)[None, :] <= lengths[:, None]"),
+        "split_heads": split_with("x.reshape(batch, n, num_heads, d // num_heads)"),
+        "multi_head_attention": heads_with(future="tril(diagonal=-1)"),
+    },
+    "calls_the_library": {
+        "self_attention_update": TWIN_UPDATE,
+        "padding_mask": TWIN_MASK,
+        "split_heads": TWIN_SPLIT,
+        "multi_head_attention": TWIN_MHA,
+    },
+}
+
+# --- correct alternatives: full marks on every test cell --------------------------------
+
+NUMPY_UPDATE = """
+import numpy as np
+
+def self_attention_update(E, W_Q, W_K, W_V):
+    E, W_Q, W_K, W_V = (np.asarray(t.cpu(), dtype=np.float64) for t in (E, W_Q, W_K, W_V))
+    Q, K, V = E @ W_Q, E @ W_K, E @ W_V
+    s = Q @ K.T / np.sqrt(W_Q.shape[1])
+    A = np.exp(s - s.max(axis=1, keepdims=True))
+    A /= A.sum(axis=1, keepdims=True)
+    return E + A @ V                                  # a NumPy array is a fine answer
+"""
+
+LOOP_MASK = """
+def padding_mask(lengths, n, causal=False):
+    rows = []
+    for length in [int(l) for l in lengths]:
+        rows.append([[int(j < length and (j <= i or not causal)) for j in range(n)]
+                     for i in range(n)])
+    return torch.tensor(rows)                         # 0/1 integers, not booleans
+"""
+
+EINOPS_LIKE_SPLIT = """
+def split_heads(x, num_heads):
+    batch, n, d = x.shape
+    d_h = d // num_heads
+    return torch.stack([x[:, :, r * d_h:(r + 1) * d_h] for r in range(num_heads)], dim=1)
+"""
+
+LOOP_MHA = """
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    x, W_Q, W_K, W_V, W_O = (t.double() for t in (x, W_Q, W_K, W_V, W_O))
+    n, d = x.shape[1], x.shape[2]
+    d_h = d // num_heads
+    Q, K, V = x @ W_Q, x @ W_K, x @ W_V
+    outputs = []
+    for r in range(num_heads):                        # one head at a time
+        cols = slice(r * d_h, (r + 1) * d_h)
+        s = Q[:, :, cols] @ K[:, :, cols].transpose(1, 2) / d_h ** 0.5
+        if causal:
+            s = s + torch.triu(torch.full((n, n), -1e9, dtype=s.dtype), diagonal=1)
+        outputs.append(torch.softmax(s, dim=-1) @ V[:, :, cols])
+    return torch.cat(outputs, dim=-1) @ W_O
+"""
+
+EINSUM_UPDATE = """
+def self_attention_update(E, W_Q, W_K, W_V):
+    E = E.double()
+    Q, K, V = E @ W_Q.double(), E @ W_K.double(), E @ W_V.double()
+    A = F.softmax(torch.einsum("iq,jq->ij", Q, K) / W_Q.shape[1] ** 0.5, dim=1)
+    return (E + torch.einsum("ij,je->ie", A, V)).tolist()    # a list of rows
+"""
+
+NUMPY_MASK = """
+import numpy as np
+
+def padding_mask(lengths, n, causal=False):
+    lengths = np.asarray(lengths).reshape(-1, 1, 1)
+    j = np.arange(n).reshape(1, 1, n)
+    i = np.arange(n).reshape(1, n, 1)
+    mask = j < lengths
+    if causal:
+        mask = mask & (j <= i)
+    return np.broadcast_to(mask, (len(lengths), n, n))
+"""
+
+PERMUTE_SPLIT = """
+def split_heads(x, num_heads):
+    b, n, d = x.size()
+    return x.view(b, n, num_heads, -1).permute(0, 2, 1, 3).contiguous()
+"""
+
+EINSUM_MHA = """
+import numpy as np
+
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    x, W_Q, W_K, W_V, W_O = (np.asarray(t.cpu(), dtype=np.float64) for t in (x, W_Q, W_K, W_V, W_O))
+    b, n, d = x.shape
+    h, d_h = num_heads, d // num_heads
+    Q, K, V = ((x @ W).reshape(b, n, h, d_h) for W in (W_Q, W_K, W_V))
+    s = np.einsum("bihe,bjhe->bhij", Q, K) / np.sqrt(d_h)
+    if causal:
+        s = np.where(np.tril(np.ones((n, n), dtype=bool)), s, -np.inf)
+    a = np.exp(s - s.max(axis=-1, keepdims=True))
+    a /= a.sum(axis=-1, keepdims=True)
+    heads = np.einsum("bhij,bjhe->bihe", a, V).reshape(b, n, d)
+    return torch.from_numpy(heads @ W_O)
+"""
+
+CORRECT = {
+    "numpy_loops_minus_1e9": {
+        "self_attention_update": NUMPY_UPDATE,
+        "padding_mask": LOOP_MASK,
+        "split_heads": EINOPS_LIKE_SPLIT,
+        "multi_head_attention": LOOP_MHA,
+    },
+    "einsum_lists_float64": {
+        "self_attention_update": EINSUM_UPDATE,
+        "padding_mask": NUMPY_MASK,
+        "split_heads": PERMUTE_SPLIT,
+        "multi_head_attention": EINSUM_MHA,
+    },
+}
