@@ -1,6 +1,9 @@
 """While a test cell runs the student's function, the library cannot answer for it."""
 
+import warnings
+
 import nbformat
+import numpy as np
 import pytest
 import torch
 
@@ -135,3 +138,17 @@ def test_method_twins_are_flagged_only_when_named_with_their_class():
     assert checks.imported_twins(named, "encode") == [
         "course_utils.byte_bpe.BytePairTokenizer.encode", "course_utils.byte_bpe.pre_tokenize"
     ]
+
+
+def test_a_right_answer_that_warns_keeps_its_points():
+    """nbgrader scores a test cell with any stderr output 0: warnings must not reach it."""
+
+    def causal_softmax(s):
+        warnings.warn("a harmless warning from the student's code", UserWarning, stacklevel=1)
+        return torch.softmax(s.masked_fill(~KEEP, float("-inf")), dim=-1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        weights = checks.own_work(causal_softmax)(S)
+        read_only = np.broadcast_to(weights.numpy(), (3, 3))  # torch warns on read-only arrays
+        assert checks.as_tensor(read_only).shape == (3, 3)

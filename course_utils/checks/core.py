@@ -5,6 +5,7 @@ what is expected, what came, and, where the answer matches a known mistake, whic
 mistake. Each raises ``AssertionError`` so that nbgrader counts the test as failed.
 """
 
+import numpy as np
 import torch
 
 __all__ = ["as_tensor", "check_close", "check_rows_sum_to_one", "check_shape"]
@@ -16,13 +17,19 @@ QUERY_AXIS = (
 
 
 def as_tensor(value, name: str = "answer") -> torch.Tensor:
-    """A float64 CPU tensor of ``value`` (a tensor, NumPy array, list or number)."""
+    """A float64 CPU tensor of ``value`` (a tensor, NumPy array, list or number).
+
+    A read-only NumPy array (``np.broadcast_to`` gives one) is copied first: torch warns
+    on those, and nbgrader counts any warning in a test cell's output as a failure.
+    """
     if value is None:
         raise AssertionError(f"{name} is None: did you forget to return or assign it?")
     if isinstance(value, torch.Tensor):
         return value.detach().to("cpu", torch.float64)
     if isinstance(value, (list, tuple)) and any(item is Ellipsis for item in value):
         raise AssertionError(f"{name} still holds `...`: replace each `...` with your number")
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        value = np.array(value)
     try:
         return torch.as_tensor(value, dtype=torch.float64)
     except (TypeError, ValueError, RuntimeError) as error:

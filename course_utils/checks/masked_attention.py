@@ -6,7 +6,6 @@ The references here are written out in float64 from the formulas (and PyTorch's 
 
 import math
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -54,12 +53,6 @@ MASK_MISTAKES = {
 }
 
 
-def _writable(value):
-    """A writable copy of a NumPy array (``np.broadcast_to`` gives read-only views, and
-    torch warns on them: a warning in a test cell's output costs its points), else ``value``."""
-    return np.array(value) if isinstance(value, np.ndarray) else value
-
-
 def _softmax_rows(scores: torch.Tensor, keep: torch.Tensor | None, dim: int = -1) -> torch.Tensor:
     if keep is not None:
         scores = scores.masked_fill(~keep, float("-inf"))
@@ -81,7 +74,7 @@ def check_self_attention_update(actual, e, w_q, w_k, w_v, name="E′", atol=1e-4
     E is (n, n_E); W_Q, W_K are (n_E, n_Q); W_V is (n_E, n_E); Q = E W_Q, K = E W_K,
     V = E W_V. No mask: every token sees every token.
     """
-    e, w_q, w_k, w_v = (as_tensor(_writable(t), label) for t, label in
+    e, w_q, w_k, w_v = (as_tensor(t, label) for t, label in
                         ((e, "E"), (w_q, "W_Q"), (w_k, "W_K"), (w_v, "W_V")))
     n_e, n_q = w_q.shape
     scale = 1 / math.sqrt(n_q)
@@ -95,7 +88,7 @@ def check_self_attention_update(actual, e, w_q, w_k, w_v, name="E′", atol=1e-4
     if n_e != n_q:
         mistakes[MASK_MISTAKES["scale_by_n_E"]] = _update(e, w_q, w_k, w_v, 1 / math.sqrt(n_e))
     expected = _update(e, w_q, w_k, w_v, scale)
-    check_close(_writable(actual), expected, name, atol=atol, mistakes=mistakes)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
 
 
 def _key_mask(lengths: torch.Tensor, n: int, extra: int = 0) -> torch.Tensor:
@@ -113,7 +106,7 @@ def check_padding_mask(actual, lengths, n: int, causal: bool, name="padding_mask
     keys = _key_mask(lengths, n)[:, None, :].expand(batch, n, n)
     past = torch.ones(n, n, dtype=torch.bool).tril()
     expected = keys & past if causal else keys
-    got = as_tensor(_writable(actual), name)
+    got = as_tensor(actual, name)
     if got.shape == (batch, n):
         raise AssertionError(f"{name} is not right: {MASK_MISTAKES['no_query_axis']}.")
     if got.shape != (batch, n, n):
@@ -143,7 +136,7 @@ def check_split_heads(actual, x, num_heads: int, name="split_heads") -> None:
     batch, n, d = x.shape
     d_h = d // num_heads
     expected = x.reshape(batch, n, num_heads, d_h).permute(0, 2, 1, 3)
-    got = as_tensor(_writable(actual), name)
+    got = as_tensor(actual, name)
     if got.shape == (batch, n, num_heads, d_h) and got.shape != expected.shape:
         if torch.allclose(got, expected.permute(0, 2, 1, 3)):
             raise AssertionError(f"{name} is not right: {MASK_MISTAKES['head_axis_last']}.")
@@ -190,7 +183,7 @@ def check_multi_head_attention(actual, x, w_q, w_k, w_v, w_o, num_heads: int, ca
     x is (batch, n, d); W_Q, W_K, W_V, W_O are (d, d) acting on row vectors (Q = x W_Q);
     ``causal`` keeps j ≤ i only.
     """
-    x, w_q, w_k, w_v, w_o = (as_tensor(_writable(t), label) for t, label in
+    x, w_q, w_k, w_v, w_o = (as_tensor(t, label) for t, label in
                              ((x, "x"), (w_q, "W_Q"), (w_k, "W_K"), (w_v, "W_V"), (w_o, "W_O")))
     args = (x, w_q, w_k, w_v, w_o, num_heads)
     mistakes = {
@@ -203,4 +196,4 @@ def check_multi_head_attention(actual, x, w_q, w_k, w_v, w_o, num_heads: int, ca
         mistakes[MASK_MISTAKES["scale_by_d"]] = _multi_head(*args, causal, scale_by=x.shape[-1])
         mistakes[MASK_MISTAKES["one_head"]] = _multi_head(*args, causal, heads=1)
     expected = _pytorch_reference(*args, causal)
-    check_close(_writable(actual), expected, name, atol=atol, mistakes=mistakes)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
