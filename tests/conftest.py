@@ -43,3 +43,15 @@ def course(tmp_path_factory, assignments):
     from tests.nbgrader_course import make_course
 
     return make_course(tmp_path_factory.mktemp("course"), assignments)
+
+
+@pytest.fixture(scope="session")
+def oracle():
+    """MiniLM's (tokenizer, BertModel) loaded by transformers alone, without course_utils."""
+    from transformers import BertModel, BertTokenizerFast
+
+    from course_utils.pretrained import model_path
+
+    tokenizer = BertTokenizerFast.from_pretrained(model_path(), local_files_only=True)
+    model = BertModel.from_pretrained(model_path(), local_files_only=True).eval()
+    return tokenizer, model

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 import torch
-from transformers import BertModel, BertTokenizerFast
+from transformers import BertModel
 
 from course_utils.device import get_device
 from course_utils.minilm import MiniLMEncoder, hf_to_course_state_dict, minilm_encoder
@@ -24,14 +24,6 @@ PADDED = [
     "The dog barked.",
     "Attention lets every token look at every other token of the sentence.",
 ]
-
-
-@pytest.fixture(scope="module")
-def oracle():
-    """MiniLM through transformers, without course_utils."""
-    tokenizer = BertTokenizerFast.from_pretrained(model_path())
-    model = BertModel.from_pretrained(model_path()).eval()
-    return tokenizer, model
 
 
 @pytest.fixture(scope="module")

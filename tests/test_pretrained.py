@@ -3,7 +3,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from transformers import BertModel, BertTokenizerFast
+from transformers import BertModel
 
 from course_utils.device import get_device
 from course_utils.pretrained import (
@@ -12,7 +12,6 @@ from course_utils.pretrained import (
     contextual_embeddings_by_layer,
     input_embeddings,
     load_encoder,
-    model_path,
     static_embedding,
     token_positions,
     vocabulary_neighbours,
@@ -24,14 +23,6 @@ SENTENCES = [
     "The beetles live under the bark of old oak trees.",
     "Chocolate bark.",
 ]
-
-
-@pytest.fixture(scope="module")
-def oracle():
-    """MiniLM loaded on its own, without the wrapper."""
-    tokenizer = BertTokenizerFast.from_pretrained(model_path())
-    model = BertModel.from_pretrained(model_path()).eval()
-    return tokenizer, model
 
 
 def direct_hidden_state(oracle, sentence, pieces, layer=6):
