@@ -1,14 +1,15 @@
-"""Transformer pieces: sinusoidal positions, layer normalisation, and the encoder block.
+"""Transformer pieces: sinusoidal positions, layer normalisation, the encoder block and
+the decoder block.
 
 Row vectors as in the lectures: a sequence of n tokens is X of shape (n, d_model), a
 batch is (batch, n, d_model), and every position-wise layer acts on each row (token)
 on its own. Everything runs on the device of its inputs.
 
-The block is ``nn.TransformerEncoderLayer(..., batch_first=True)`` written out with the
-course's ``MultiHeadAttention``: the same parameters under the same names, so either
-loads the other's ``state_dict``. Its mask follows the rest of ``course_utils``
-(boolean, True = MAY attend), the opposite of ``nn.TransformerEncoderLayer``'s
-``src_mask`` and ``src_key_padding_mask`` (True = blocked).
+The blocks are ``nn.TransformerEncoderLayer`` and ``nn.TransformerDecoderLayer`` (with
+``batch_first=True``) written out with the course's ``MultiHeadAttention``: the same
+parameters under the same names, so either loads the other's ``state_dict``. Masks
+follow the rest of ``course_utils`` (boolean, True = MAY attend), the opposite of
+PyTorch's layers' ``src_mask``, ``tgt_mask`` and ``*_key_padding_mask`` (True = blocked).
 """
 
 from collections.abc import Callable
@@ -165,6 +166,15 @@ class TransformerBlock(nn.Module):
     def extra_repr(self) -> str:
         return f"norm_first={self.norm_first}"
 
+    def _check_input(self, name: str, x: torch.Tensor) -> None:
+        float_tensor(name, x, min_dim=2)
+        d_model = self.self_attn.embed_dim
+        if x.dim() > 3 or x.shape[-1] != d_model:
+            raise ValueError(
+                f"{name} must be (batch, n, d_model) or (n, d_model) with d_model={d_model}; "
+                f"got shape {tuple(x.shape)}"
+            )
+
     def _sa_block(self, x, mask, causal):
         return self.dropout1(self.self_attn(x, mask=mask, causal=causal)[0])
 
@@ -174,15 +184,74 @@ class TransformerBlock(nn.Module):
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False
     ) -> torch.Tensor:
-        float_tensor("x", x, min_dim=2)
-        d_model = self.self_attn.embed_dim
-        if x.dim() > 3 or x.shape[-1] != d_model:
-            raise ValueError(
-                f"x must be (batch, n, d_model) or (n, d_model) with d_model={d_model}; "
-                f"got shape {tuple(x.shape)}"
-            )
+        self._check_input("x", x)
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), mask, causal)
             return x + self._ff_block(self.norm2(x))
         x = self.norm1(x + self._sa_block(x, mask, causal))
         return self.norm2(x + self._ff_block(x))
+
+
+class DecoderBlock(TransformerBlock):
+    """One block of the encoder–decoder transformer's decoder: causal self-attention,
+    cross-attention to the encoder's output, and the feed-forward layer; batch-first.
+
+    With the decoder's input X (batch, n, d_model) and the encoder's output M, the
+    *memory* (batch, m, d_model), SA(X) = MultiHead(X, X, X) with the causal mask (here
+    ``self_attn``) and the cross-attention CA(H, M) = MultiHead(H, M, M) (here
+    ``multihead_attn``): the queries come from the decoder, keys and values from the
+    encoder, so every decoder position may look at every source token. The block computes
+
+        post-LN (``norm_first=False``):
+            H = LN_1(X + SA(X)),   G = LN_2(H + CA(H, M)),   Y = LN_3(G + FF(G))
+        pre-LN (``norm_first=True``):
+            H = X + SA(LN_1(X)),   G = H + CA(LN_2(H), M),   Y = G + FF(LN_3(G))
+
+    Arguments, parameters and their names are those of ``nn.TransformerDecoderLayer(...,
+    batch_first=True)``, so either loads the other's ``state_dict``; the feed-forward
+    layer is the encoder block's, with ``dropout3`` after it as in PyTorch.
+    ``forward(x, memory, mask=None, memory_mask=None, causal=True)``: ``mask`` (for the
+    self-attention, broadcastable to (batch, nhead, n, n)) and ``memory_mask`` (for the
+    cross-attention, broadcastable to (batch, nhead, n, m), e.g. ``source_real[:, None,
+    None, :]`` to skip the source's padding) are boolean, True = MAY attend. Returns
+    (batch, n, d_model).
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation="relu", norm_first: bool = False,
+                 layer_norm_eps: float = 1e-5):  # fmt: skip
+        super().__init__(
+            d_model, nhead, dim_feedforward, dropout, activation, norm_first, layer_norm_eps
+        )
+        self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout)
+        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout3 = nn.Dropout(dropout)
+
+    def _ca_block(self, x, memory, memory_mask):
+        return self.dropout2(self.multihead_attn(x, memory, memory, mask=memory_mask)[0])
+
+    def _ff_block(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+        causal: bool = True,
+    ) -> torch.Tensor:
+        self._check_input("x", x)
+        self._check_input("memory", memory)
+        if (x.dim() == 3) != (memory.dim() == 3) or (x.dim() == 3 and len(x) != len(memory)):
+            raise ValueError(
+                "x and memory must both be batched with the same batch size, or both "
+                f"unbatched; got shapes {tuple(x.shape)} and {tuple(memory.shape)}"
+            )
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), mask, causal)
+            x = x + self._ca_block(self.norm2(x), memory, memory_mask)
+            return x + self._ff_block(self.norm3(x))
+        x = self.norm1(x + self._sa_block(x, mask, causal))
+        x = self.norm2(x + self._ca_block(x, memory, memory_mask))
+        return self.norm3(x + self._ff_block(x))

@@ -8,7 +8,12 @@ import torch.nn.functional as F
 
 from course_utils.attention import causal_mask
 from course_utils.device import get_device
-from course_utils.transformer import TransformerBlock, layer_norm, sinusoidal_positions
+from course_utils.transformer import (
+    DecoderBlock,
+    TransformerBlock,
+    layer_norm,
+    sinusoidal_positions,
+)
 
 DEVICE = get_device()
 
@@ -253,4 +258,66 @@ def test_dropout_is_on_in_training_and_off_in_eval():
 )
 def test_bad_input_gets_a_clear_error(call, error, words):
     with pytest.raises(error, match=words):
+        call()
+
+
+# -- decoder block ----------------------------------------------------------------------
+
+
+def decoder_twins(activation="relu", norm_first=False, seed=0):
+    torch.manual_seed(seed)
+    theirs = torch.nn.TransformerDecoderLayer(
+        D, HEADS, FF, 0.0, activation, batch_first=True, norm_first=norm_first
+    )
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    ours = DecoderBlock(D, HEADS, FF, 0.0, activation, norm_first)
+    ours.load_state_dict(theirs.state_dict())
+    return ours.to(DEVICE), theirs.to(DEVICE)
+
+
+def test_decoder_state_dict_has_exactly_pytorchs_keys():
+    ours = DecoderBlock(D, HEADS, FF)
+    theirs = torch.nn.TransformerDecoderLayer(D, HEADS, FF, batch_first=True)
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_decoder_matches_pytorch_with_cross_attention_and_source_padding(activation, norm_first):
+    ours, theirs = decoder_twins(activation, norm_first, seed=13)
+    x, memory = random(3, 5, D, seed=14), random(3, 6, D, seed=15)
+    source_real = torch.arange(6, device=DEVICE) < torch.tensor(LENGTHS, device=DEVICE)[:, None]
+    got = ours(x, memory, memory_mask=source_real[:, None, None, :])
+    expected = theirs(
+        x, memory, tgt_mask=~causal_mask(5, device=DEVICE), memory_key_padding_mask=~source_real
+    )
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+    # causal=False: the decoder's self-attention sees the whole target
+    got = ours(x, memory, causal=False)
+    torch.testing.assert_close(got, theirs(x, memory), atol=1e-5, rtol=1e-5)
+
+
+def test_decoder_output_depends_on_the_memory_and_not_on_future_targets():
+    ours, _ = decoder_twins(norm_first=True, seed=16)
+    x, memory = random(2, 5, D, seed=17), random(2, 4, D, seed=18)
+    later = x.clone()
+    later[:, 3:] = random(2, 2, D, seed=19)
+    with torch.no_grad():
+        before = ours(x, memory)
+        torch.testing.assert_close(ours(later, memory)[:, :3], before[:, :3])
+        assert not torch.allclose(ours(x, memory + 1.0), before)
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: DecoderBlock(8, 2)(torch.ones(2, 3, 8), torch.ones(3, 3, 8)), "same batch"),
+        (lambda: DecoderBlock(8, 2)(torch.ones(2, 3, 8), torch.ones(3, 8)), "both unbatched"),
+        (lambda: DecoderBlock(8, 2)(torch.ones(3, 8), torch.ones(2, 3, 6)), r"memory must.*8"),
+    ],
+)
+def test_decoder_bad_input_gets_a_clear_error(call, words):
+    with pytest.raises(ValueError, match=words):
         call()
