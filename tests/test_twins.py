@@ -152,3 +152,17 @@ def test_a_right_answer_that_warns_keeps_its_points():
         weights = checks.own_work(causal_softmax)(S)
         read_only = np.broadcast_to(weights.numpy(), (3, 3))  # torch warns on read-only arrays
         assert checks.as_tensor(read_only).shape == (3, 3)
+
+
+def test_a_twin_from_another_package_is_refused_in_its_own_module_and_comes_back():
+    import torch.nn.functional as F
+
+    original = F.layer_norm
+
+    def layer_norm(x):  # answers with PyTorch's functional layer norm
+        return F.layer_norm(x, (3,))
+
+    with pytest.raises(checks.LibraryTwinError, match="torch.nn.functional.layer_norm"):
+        checks.own_work(layer_norm)(S)
+    assert F.layer_norm is original and torch.nn.functional.layer_norm is original
+    assert F.layer_norm(S, (3,)).shape == (3, 3)

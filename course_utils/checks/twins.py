@@ -153,6 +153,26 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.checks.masked_attention._pytorch_reference",
         "torch.nn.MultiheadAttention.forward",
     ),
+    # 06_transformer_blocks
+    "positional_encoding": (
+        "course_utils.transformer.sinusoidal_positions",
+        "course_utils.checks.transformer_blocks._positions",
+    ),
+    "layer_norm": (
+        "course_utils.transformer.layer_norm",
+        "course_utils.checks.transformer_blocks._normalise",
+        "torch.nn.functional.layer_norm",
+        "torch.layer_norm",
+        "torch.nn.LayerNorm.forward",
+    ),
+    "transformer_block": (
+        "course_utils.transformer.TransformerBlock.forward",
+        "course_utils.transformer.TransformerBlock._sa_block",
+        "course_utils.transformer.TransformerBlock._ff_block",
+        "course_utils.checks.transformer_blocks._pytorch_block",
+        "course_utils.checks.transformer_blocks._block_variant",
+        "torch.nn.TransformerEncoderLayer.forward",
+    ),
 }
 
 
@@ -192,18 +212,22 @@ def library_twins_unavailable(exercise: str, namespace: dict | None = None) -> I
     They are swapped wherever they are bound: in ``namespace`` (the notebook's globals)
     and in every loaded ``course_utils`` module, so ``from ... import`` and
     ``module.function`` both reach the stand-in. A method twin (``module.Class.method``) is
-    swapped in its class, so it fails on every object of the class, cached ones too.
+    swapped in its class, so it fails on every object of the class, cached ones too; a
+    function of another package (``torch.nn.functional.layer_norm``) in its own module.
     """
     twins = {id(_resolve(path)): path for path in TWINS.get(exercise, ())}
-    classes = []
+    classes, modules = [], {}
     for path in TWINS.get(exercise, ()):
         owner_name, _, attribute = path.rpartition(".")
         owner = _owner(owner_name)
         if isinstance(owner, type):
             classes.append((owner, attribute, vars(owner)[attribute]))
             setattr(owner, attribute, _stand_in(exercise, path))
+        else:  # a function of a module: swapped in that module too (torch.layer_norm)
+            modules[owner_name] = owner
     library = [m for name, m in list(sys.modules.items()) if name.startswith("course_utils")]
     namespaces = [vars(module) for module in library]
+    namespaces += [vars(m) for name, m in modules.items() if not name.startswith("course_utils")]
     if namespace is not None:
         namespaces.append(namespace)
     swapped = []

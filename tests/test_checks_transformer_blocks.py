@@ -1,0 +1,188 @@
+"""Each diagnostic of checks/transformer_blocks.py: its mistake names it, a right answer none.
+
+The right answers come from PyTorch (``nn.LayerNorm``, ``nn.TransformerEncoderLayer``) or
+from the formula written out entry by entry; the mistakes are written out here by hand.
+"""
+
+import math
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course_utils import checks
+from course_utils.checks.transformer_blocks import BLOCK_MISTAKES
+from course_utils.transformer import TransformerBlock
+
+
+def raises(key):
+    return pytest.raises(AssertionError, match=re.escape(BLOCK_MISTAKES[key]))
+
+
+# -- positional encoding ----------------------------------------------------------------
+
+N, D = 6, 8
+
+
+def positions(angle=lambda pos, col: pos / 10000 ** (col // 2 * 2 / D), first=0, sin_even=True):
+    def entry(pos, col):
+        use_sin = (col % 2 == 0) == sin_even
+        return math.sin(angle(pos, col)) if use_sin else math.cos(angle(pos, col))
+
+    return torch.tensor([[entry(pos, col) for col in range(D)] for pos in range(first, first + N)])
+
+
+def test_the_right_encoding_passes_as_a_tensor_a_list_and_float64():
+    right = positions()
+    checks.check_positional_encoding(right, N, D)
+    checks.check_positional_encoding(right.tolist(), N, D)
+    checks.check_positional_encoding(right.double().numpy(), N, D)
+
+
+def halves():
+    angle = torch.arange(N)[:, None] / 10000 ** (torch.arange(0, D, 2) / D)
+    return torch.cat([angle.sin(), angle.cos()], dim=1)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "key"),
+    [
+        (positions(sin_even=False), "sin_cos_swapped"),
+        (positions(angle=lambda pos, col: pos / 10000 ** (col / D)), "column_exponent"),
+        (halves(), "halves"),
+        (positions(first=1), "from_one"),
+        (positions(angle=lambda pos, col: pos * 10000 ** (col // 2 * 2 / D)), "times_frequency"),
+        (positions().T, "transposed"),
+    ],
+)
+def test_positional_encoding_mistakes_are_named(wrong, key):
+    with raises(key):
+        checks.check_positional_encoding(wrong, N, D)
+
+
+# -- layer norm ----------------------------------------------------------------------------
+
+G = torch.Generator().manual_seed(0)
+X = torch.randn(2, 4, 5, generator=G) * torch.tensor([1.0, 0.01, 3.0, 0.2])[:, None]
+GAMMA = torch.randn(5, generator=G)
+BETA = torch.randn(5, generator=G)
+
+
+def normalised(correction=0, dim=-1, eps=1e-5, eps_inside=True, gamma=GAMMA, beta=BETA):
+    mu = X.mean(dim, keepdim=True)
+    var = X.var(dim, keepdim=True, correction=correction)
+    scale = (var + eps).sqrt() if eps_inside else var.sqrt() + eps
+    return (X - mu) / scale * gamma + beta
+
+
+def test_the_right_layer_norm_passes():
+    checks.check_layer_norm(F.layer_norm(X, (5,), GAMMA, BETA), X, GAMMA, BETA)
+    checks.check_layer_norm(normalised().numpy(), X.double(), GAMMA, BETA)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "key"),
+    [
+        (normalised(correction=1), "unbiased"),
+        (normalised(dim=-2), "across_tokens"),
+        (normalised(eps_inside=False), "eps_outside"),
+        (normalised(eps=0.0), "no_eps"),
+        (normalised(gamma=torch.ones(5), beta=torch.zeros(5)), "no_affine"),
+        (normalised(gamma=BETA, beta=GAMMA), "gamma_beta_swapped"),
+    ],
+)
+def test_layer_norm_mistakes_are_named(wrong, key):
+    with raises(key):
+        checks.check_layer_norm(wrong, X, GAMMA, BETA)
+
+
+# -- one block -------------------------------------------------------------------------------
+
+
+def block(norm_first, activation="relu", seed=1):
+    torch.manual_seed(seed)
+    b = TransformerBlock(8, 2, 16, dropout=0.0, activation=activation, norm_first=norm_first)
+    with torch.no_grad():
+        for p in b.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    return b.eval()
+
+
+XB = torch.randn(2, 5, 8, generator=G)
+
+
+def by_hand(b, x, causal, norm_first=None, residual=1.0, activation=True):
+    """The block's forward written out from its parts."""
+    norm_first = b.norm_first if norm_first is None else norm_first
+    n = x.shape[1]
+    blocked = torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None
+
+    def sa(h):
+        in_w, in_b = b.self_attn.in_proj_weight, b.self_attn.in_proj_bias
+        q, k, v = (h @ in_w.T + in_b).chunk(3, dim=-1)
+        split = lambda t: t.reshape(len(h), n, 2, 4).transpose(1, 2)  # noqa: E731
+        out = F.scaled_dot_product_attention(
+            split(q), split(k), split(v), attn_mask=None if blocked is None else ~blocked
+        )
+        return b.self_attn.out_proj(out.transpose(1, 2).reshape(len(h), n, 8))
+
+    def ff(h):
+        hidden = b.linear1(h)
+        return b.linear2(b.activation(hidden) if activation else hidden)
+
+    with torch.no_grad():
+        if norm_first:
+            h = residual * x + sa(b.norm1(x))
+            return residual * h + ff(b.norm2(h))
+        h = b.norm1(residual * x + sa(x))
+        return b.norm2(residual * h + ff(h))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_right_block_passes(norm_first, causal):
+    b = block(norm_first, "gelu")
+    checks.check_transformer_block(by_hand(b, XB, causal), b, XB, causal)
+    assert not b.training and b.self_attn.in_proj_weight.dtype == torch.float32  # untouched
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"norm_first": "other"}, "norm_order"),
+        ({"residual": 0.0}, "no_residual"),
+        ({"activation": False}, "no_activation"),
+    ],
+)
+def test_block_mistakes_are_named(norm_first, change, key):
+    b = block(norm_first)
+    if change.get("norm_first") == "other":
+        change = {"norm_first": not norm_first}
+    with raises(key):
+        checks.check_transformer_block(by_hand(b, XB, True, **change), b, XB, True)
+
+
+def test_a_block_that_ignores_the_causal_flag_is_named_both_ways():
+    b = block(False)
+    with raises("no_causal"):
+        checks.check_transformer_block(by_hand(b, XB, False), b, XB, True)
+    with raises("unwanted_causal"):
+        checks.check_transformer_block(by_hand(b, XB, True), b, XB, False)
+
+
+# -- is_causal ---------------------------------------------------------------------------------
+
+
+def test_is_causal_answers():
+    checks.check_is_causal(True, True, "f")
+    checks.check_is_causal(torch.tensor(False), False, "f")
+    with pytest.raises(AssertionError, match="IS causal"):
+        checks.check_is_causal(False, True, "a causal block")
+    with pytest.raises(AssertionError, match="NOT causal.*not only the last"):
+        checks.check_is_causal(True, False, "an encoder block")
+    with pytest.raises(AssertionError, match="returned None"):
+        checks.check_is_causal(None, False, "f")
+    with pytest.raises(AssertionError, match="True or False"):
+        checks.check_is_causal(torch.ones(3), False, "f")
