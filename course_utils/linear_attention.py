@@ -54,14 +54,14 @@ from .validation import float_tensor, integer, positive_int, same_device
 
 
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
-    """φ(x) = elu(x) + 1, elementwise: x + 1 for x > 0, eˣ for x ≤ 0; always > 0.
+    """φ(x) = elu(x) + 1 = e^{min(x, 0)} + max(x, 0), elementwise: x + 1 for x > 0, eˣ for
+    x ≤ 0; always > 0. Shape (..., D) → (..., D).
 
-    Shape (..., D) → (..., D). Computed as eˣ rather than (eˣ − 1) + 1 on the negative
-    side: in float32 the latter rounds to exactly 0 below x ≈ −17. The clamp keeps eˣ
-    finite on the positive side, where it is not used (an inf there would make the
-    gradient NaN).
+    Written with min and max rather than as F.elu(x) + 1: in float32, (eˣ − 1) + 1 rounds
+    to exactly 0 below x ≈ −17, and e^{min(x, 0)} never overflows (nor makes a NaN
+    gradient) for large positive x.
     """
-    return torch.where(x > 0, x + 1, x.clamp(max=0).exp())
+    return torch.exp(x.clamp(max=0)) + x.clamp(min=0)
 
 
 # -- input checks ------------------------------------------------------------------------
