@@ -26,13 +26,14 @@ network with state S_i (r × D_v) and z_i (r):
 state, never the past tokens). A Python loop over N steps is slow, so
 ``linear_attention(causal=True)`` cuts the sequence into chunks of C positions. Chunk c
 (positions t_c … t_c + C − 1) starts from the state carried over from the chunks before
-it, S = Σ_{j < t_c} φ(k_j) v_jᵀ (a cumulative sum over chunks of each chunk's
-φ(K_c)ᵀ V_c), and adds its own past inside the chunk with a small C × C causal product:
+it, S = Σ_{j < t_c} φ(k_j) v_jᵀ and z = Σ_{j < t_c} φ(k_j) (cumulative sums over chunks
+of each chunk's φ(K_c)ᵀ V_c and φ(K_c)ᵀ 1), and adds its own past inside the chunk with a
+small C × C causal product:
 
     V′_c = [φ(Q_c) S + tril(φ(Q_c) φ(K_c)ᵀ) V_c] / [φ(Q_c) z + tril(φ(Q_c) φ(K_c)ᵀ) 1].
 
-Time O(N (C + r) D_v) and memory O(N (C + r D_v / C)): linear in N, and mostly matrix
-products, which is fast. C = 1 is the recurrence, C ≥ N the masked quadratic form.
+Time O(N (C (r + D_v) + r D_v)) and memory O(N (C + r D_v / C)): linear in N, and
+mostly matrix products, which is fast. C = 1 is the recurrence, C ≥ N the masked quadratic form.
 
 **Banded attention** keeps softmax attention for the near field |i − j| ≤ bandwidth only
 (and j ≤ i if causal): D = softmax(band_k(Q Kᵀ / √D)) in the slides' notation.
@@ -42,6 +43,8 @@ and Far-field Attention", Nguyen et al., 2021) adds the two: the banded near fie
 a low-rank far field, linear attention with φ, blended by weights w₁, w₂ ≥ 0:
 
     V̂ = w₁ D V + w₂ φ(Q)(φ(K)ᵀ V) / φ(Q)(φ(K)ᵀ 1).
+
+The far-field matrix φ(Q) φ(K)ᵀ has rank at most r, the number of features.
 
 Shapes: q and k are (..., N, D), v is (..., N, D_v); leading batch and head axes
 broadcast as in ``torch.matmul``. Everything runs on the device of its inputs.

@@ -41,21 +41,24 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .validation import float_tensor, positive_int
 
 
 def _as_tensor(X) -> tuple[torch.Tensor, bool]:
-    """X as a float tensor of at least 2 axes, and whether it came as NumPy (array-like)."""
+    """X as a float tensor of at least 2 axes, and whether it came as NumPy (array-like).
+
+    Array-likes go through scikit-learn's ``check_array``, as in its own estimators:
+    integers become float64, float32 stays, and NaN, complex, sparse, empty or 1-D input
+    is refused with scikit-learn's messages.
+    """
     if isinstance(X, torch.Tensor):
         return float_tensor("X", X, min_dim=2), False
-    array = np.asarray(X)
-    if array.dtype not in (np.float32, np.float64):
-        array = array.astype(np.float64)  # as scikit-learn: integers become float64
+    array = check_array(X, dtype=[np.float64, np.float32], allow_nd=True)
     if not array.flags.writeable:
         array = array.copy()  # torch.from_numpy warns on read-only memory
-    return float_tensor("X", torch.from_numpy(array), min_dim=2), True
+    return torch.from_numpy(array), True
 
 
 class _RandomFeatures(TransformerMixin, BaseEstimator):
@@ -83,8 +86,9 @@ class _RandomFeatures(TransformerMixin, BaseEstimator):
         X, from_numpy = _as_tensor(X)
         if X.shape[-1] != self.n_features_in_:
             raise ValueError(
-                f"X has {X.shape[-1]} features in its last axis, but {type(self).__name__} "
-                f"was fitted with {self.n_features_in_} features; got shape {tuple(X.shape)}"
+                f"X has {X.shape[-1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input (X's last axis); "
+                f"got shape {tuple(X.shape)}"
             )
         weights = torch.as_tensor(self.random_weights_, dtype=X.dtype, device=X.device)
         Z = self._features(X, weights)

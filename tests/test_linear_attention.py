@@ -225,6 +225,8 @@ def test_a_feature_map_of_the_wrong_kind_is_refused():
         linear_attention(q, k, v, feature_map="elu")
     with pytest.raises(TypeError, match=r"feature_map\(q\) must be a torch.Tensor"):
         linear_attention(q, k, v, feature_map=lambda x: x.tolist())
+    with pytest.raises(ValueError, match="the same number of features r; got 4 and 8"):
+        linear_attention(q, k, v, feature_map=lambda x: x.exp() if x is q else x.exp().repeat(1, 2))
     with pytest.raises(ValueError, match="each row to a row"):
         linear_attention(q, k, v, feature_map=lambda x: torch.exp(x[..., :1, :]))
 

@@ -12,6 +12,7 @@ from sklearn.datasets import load_iris
 from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from course_utils.device import get_device
 from course_utils.linear_attention import linear_attention
@@ -95,6 +96,13 @@ def test_get_params_and_clone_work():
     assert rff.get_params() == {"n_components": 7, "gamma": 0.2, "random_state": 1}
     copy = clone(rff).set_params(n_components=9).fit(points(5, 2))
     assert copy.random_weights_.shape == (2, 9) and not hasattr(rff, "random_weights_")
+
+
+@parametrize_with_checks(
+    [RandomFourierFeatures(random_state=0), PositiveRandomFeatures(random_state=0)]
+)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
 
 
 def relative_kernel_error(X, n_components, seed, gamma):
@@ -182,10 +190,16 @@ def test_bad_n_components_and_unfitted_use_are_refused(make):
     with pytest.raises(NotFittedError):
         make().transform(X)
     fitted = make(n_components=4, random_state=0).fit(X)
-    with pytest.raises(ValueError, match="X has 2 features .* fitted with 3 features"):
+    with pytest.raises(ValueError, match="X has 2 features, but .* is expecting 3 features"):
         fitted.transform(X[:, :2])
-    with pytest.raises(ValueError, match="X must have at least 2 dimensions"):
+    with pytest.raises(ValueError, match="Expected 2D array, got 1D array"):
         fitted.transform(X[0])
+    with pytest.raises(ValueError, match="X must have at least 2 dimensions"):
+        fitted.transform(torch.ones(3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="NaN"):
+        fitted.transform(np.full((2, 3), np.nan))
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        fitted.transform(X + 1j)
     with pytest.raises(TypeError, match="floating-point"):
         fitted.transform(torch.ones(2, 3, dtype=torch.long))
 
