@@ -4,7 +4,8 @@ head size 32, N = 512 … 8192, float32, without autograd.
 Causal: ``linear_attention(causal=True)`` (chunks of 64) beside
 ``scaled_dot_product_attention(is_causal=True)``; non-causal: the regrouped form beside
 ``scaled_dot_product_attention``. Each pair is timed in alternating rounds (one call of
-each per round, so load on the machine slows both alike; the best round counts).
+each per round, so load on the machine slows both alike; the best round counts; more
+rounds for the short sequences, whose calls take milliseconds).
 
 Peak memory is the largest total of the tensors alive during one call, as recorded by
 ``torch.profiler`` (every allocation and free of the CPU allocator, inputs excluded, the
@@ -35,10 +36,14 @@ from tests.benchmarks.timing import Row, synchronize
 
 SIZES = (512, 1024, 2048, 4096, 8192)
 HEADS, HEAD_SIZE = 4, 32
-ROUNDS = 5
 
 
-def best_times(functions, device, rounds: int = ROUNDS) -> list[float]:
+def rounds(n: int) -> int:
+    """40 rounds at N = 512, fewer as N grows, never under 5."""
+    return max(5, 20_480 // n)
+
+
+def best_times(functions, device, rounds: int) -> list[float]:
     """The fastest of ``rounds`` calls of each function, the functions called in turn."""
     best = [float("inf")] * len(functions)
     for function in functions:
@@ -94,7 +99,7 @@ def compare(device, causal: bool) -> list[Row]:
         def softmax(q=q, k=k, v=v):
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-        linear_s, softmax_s = best_times([linear, softmax], device)
+        linear_s, softmax_s = best_times([linear, softmax], device, rounds(n))
         ours.append(linear_s)
         theirs.append(softmax_s)
         task = f"{short}, {HEADS} heads, d={HEAD_SIZE}, N={n}{threads}"
