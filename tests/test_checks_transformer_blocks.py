@@ -112,7 +112,7 @@ def block(norm_first, activation="relu", seed=1):
 XB = torch.randn(2, 5, 8, generator=G)
 
 
-def by_hand(b, x, causal, norm_first=None, residual=1.0, activation=True):
+def by_hand(b, x, causal, norm_first=None, residual=(1.0, 1.0), activation=True):
     """The block's forward written out from its parts."""
     norm_first = b.norm_first if norm_first is None else norm_first
     n = x.shape[1]
@@ -133,10 +133,10 @@ def by_hand(b, x, causal, norm_first=None, residual=1.0, activation=True):
 
     with torch.no_grad():
         if norm_first:
-            h = residual * x + sa(b.norm1(x))
-            return residual * h + ff(b.norm2(h))
-        h = b.norm1(residual * x + sa(x))
-        return b.norm2(residual * h + ff(h))
+            h = residual[0] * x + sa(b.norm1(x))
+            return residual[1] * h + ff(b.norm2(h))
+        h = b.norm1(residual[0] * x + sa(x))
+        return b.norm2(residual[1] * h + ff(h))
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -152,7 +152,9 @@ def test_the_right_block_passes(norm_first, causal):
     ("change", "key"),
     [
         ({"norm_first": "other"}, "norm_order"),
-        ({"residual": 0.0}, "no_residual"),
+        ({"residual": (0.0, 0.0)}, "no_residual"),
+        ({"residual": (0.0, 1.0)}, "no_attention_residual"),
+        ({"residual": (1.0, 0.0)}, "no_ff_residual"),
         ({"activation": False}, "no_activation"),
     ],
 )

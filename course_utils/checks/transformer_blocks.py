@@ -40,8 +40,11 @@ BLOCK_MISTAKES = {
     "gamma_beta_swapped": "γ and β are swapped: γ (the weight) multiplies, β (the bias) is added",
     "norm_order": "you computed the other arrangement of the layer norms: look at "
     "block.norm_first (False: post-LN, H = LN₁(X + SA(X)); True: pre-LN, H = X + SA(LN₁(X)))",
-    "no_residual": "a residual connection is missing: each sub-layer's output is ADDED to "
-    "its input (X + SA(…), H + FF(…))",
+    "no_residual": "the residual connections are missing: each sub-layer's output is ADDED "
+    "to its input (X + SA(…), H + FF(…))",
+    "no_attention_residual": "the residual around the self-attention is missing: add X to "
+    "SA(…) (post-LN: LN₁(X + SA(X)); pre-LN: X + SA(LN₁(X)))",
+    "no_ff_residual": "the residual around the feed-forward layer is missing: add H to FF(…)",
     "no_activation": "the feed-forward layer has no activation: FF(H) = "
     "act(H W₁ + b₁) W₂ + b₂ with act = block.activation",
     "no_causal": "with causal=True token i may attend only to j ≤ i: pass causal=causal to "
@@ -140,8 +143,9 @@ def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool) -> torch.Ten
         return layer(x, src_mask=future)
 
 
-def _block_variant(block, x, causal, norm_first, residual=True, activation=True):
-    """The block's forward written out, with switches that model the usual mistakes."""
+def _block_variant(block, x, causal, norm_first, residual=(1.0, 1.0), activation=True):
+    """The block's forward written out, with switches that model the usual mistakes
+    (``residual``: how much of the input each residual adds, around SA and around FF)."""
     def sa(h):
         return block.self_attn(h, causal=causal)[0]
 
@@ -149,13 +153,13 @@ def _block_variant(block, x, causal, norm_first, residual=True, activation=True)
         hidden = block.linear1(h)
         return block.linear2(block.activation(hidden) if activation else hidden)
 
-    keep = 1.0 if residual else 0.0
+    keep_sa, keep_ff = residual
     with torch.no_grad():
         if norm_first:
-            h = keep * x + sa(block.norm1(x))
-            return keep * h + ff(block.norm2(h))
-        h = block.norm1(keep * x + sa(x))
-        return block.norm2(keep * h + ff(h))
+            h = keep_sa * x + sa(block.norm1(x))
+            return keep_ff * h + ff(block.norm2(h))
+        h = block.norm1(keep_sa * x + sa(x))
+        return block.norm2(keep_ff * h + ff(h))
 
 
 def check_transformer_block(actual, block: nn.Module, x, causal: bool,
@@ -165,15 +169,17 @@ def check_transformer_block(actual, block: nn.Module, x, causal: bool,
     x = as_tensor(x, "x")
     block = _float64_copy(block)
     expected = _pytorch_block(block, x, causal)
+    norm_first = block.norm_first
     mistakes = {
-        BLOCK_MISTAKES["norm_order"]: _block_variant(block, x, causal, not block.norm_first),
-        BLOCK_MISTAKES["no_residual"]: _block_variant(block, x, causal, block.norm_first,
-                                                      residual=False),
-        BLOCK_MISTAKES["no_activation"]: _block_variant(block, x, causal, block.norm_first,
+        BLOCK_MISTAKES["norm_order"]: _block_variant(block, x, causal, not norm_first),
+        BLOCK_MISTAKES["no_activation"]: _block_variant(block, x, causal, norm_first,
                                                         activation=False),
         BLOCK_MISTAKES["no_causal" if causal else "unwanted_causal"]:
-            _block_variant(block, x, not causal, block.norm_first),
+            _block_variant(block, x, not causal, norm_first),
     }
+    for key, residual in (("no_residual", (0.0, 0.0)), ("no_attention_residual", (0.0, 1.0)),
+                          ("no_ff_residual", (1.0, 0.0))):
+        mistakes[BLOCK_MISTAKES[key]] = _block_variant(block, x, causal, norm_first, residual)
     check_close(actual, expected, name, atol=1e-4, mistakes=mistakes)
 
 
