@@ -1,8 +1,11 @@
 """Other libraries' implementations, set up the same way for the tests and the benchmarks."""
 
+import torch
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+from torch import nn
 
 from course_utils.byte_bpe import CL100K_PATTERN
+from course_utils.gpt import TinyGPT
 
 
 def train_hugging_face_bpe(text: str, k: int) -> Tokenizer:
@@ -21,3 +24,21 @@ def train_hugging_face_bpe(text: str, k: int) -> Tokenizer:
     )
     tokenizer.train_from_iterator([text], trainer=trainer)
     return tokenizer
+
+
+class TorchLayersGPT(TinyGPT):
+    """``TinyGPT`` with PyTorch's ``nn.TransformerEncoderLayer`` (pre-LN, GELU) as its blocks,
+    called with a causal mask (True = blocked above the diagonal): the same model, whose
+    ``state_dict`` has the same keys, so it loads a ``TinyGPT``'s weights."""
+
+    def _make_block(self) -> nn.Module:
+        c = self.config
+        return nn.TransformerEncoderLayer(
+            c.d_model, c.n_heads, c.dim_feedforward, c.dropout,
+            activation="gelu", batch_first=True, norm_first=True,
+        )  # fmt: skip
+
+    def _run_block(self, block: nn.Module, h: torch.Tensor) -> torch.Tensor:
+        n = h.shape[1]
+        blocked = torch.ones(n, n, dtype=torch.bool, device=h.device).triu(diagonal=1)
+        return block(h, src_mask=blocked, is_causal=True)
