@@ -212,12 +212,20 @@ def test_a_very_low_temperature_gives_the_greedy_continuation(trained, text_ids)
     assert TEXT.startswith(tokenizer.decode(got.tolist())[:30], TEXT.index("the dog"))
 
 
-def test_generate_restores_the_mode_and_needs_no_gradients():
-    model = model_with(SMALL, 11)
-    out = generate(model, random_ids(4, seed=11), 3)
-    assert model.training and not out.requires_grad
+def test_generate_runs_in_eval_mode_without_autograd_and_restores_the_mode():
+    config = GPTConfig(50, block_size=16, d_model=32, n_layers=2, dropout=0.5)
+    model = model_with(config, 11)
+    grad_enabled = []
+    model.register_forward_hook(lambda *_: grad_enabled.append(torch.is_grad_enabled()))
+    prompt = random_ids(4, seed=11)
+
+    def sample():
+        return generate(model, prompt, 10, generator=torch.Generator(DEVICE).manual_seed(0))
+
+    in_training = sample()
+    assert model.training and grad_enabled == [False] * 10
     model.eval()
-    generate(model, random_ids(4, seed=11), 3)
+    assert torch.equal(sample(), in_training)  # no dropout while generating
     assert not model.training
 
 
