@@ -9,14 +9,17 @@ A sequence of n token ids x_1 … x_n (n ≤ ``block_size``) goes through
 with E the V × d token embedding (row E[x_t] for token x_t), PE the fixed sinusoidal
 positions of ``course_utils.transformer.sinusoidal_positions``, and LN a final layer
 norm. The output layer reuses E (weight tying): the score of token v at position t is
-the dot product of LN(H_L)_t with v's own embedding. E starts small (entries of
-standard deviation 0.05), so that the first logits are small and the first loss is
-near ln V; the factor √d (as in "Attention is all you need") lifts the embeddings at
-the input to the scale of the positions, whose entries lie in [−1, 1]. Without it the
-positions drown the tokens and the model is stuck for long at the loss of the unigram
-frequencies. Because every block is causal,
-row t of the logits depends on x_1 … x_t only, and softmax(logits_t) is the model's
-p(x_{t+1} | x_≤t). Training minimises the next-token loss, the cross-entropy
+the dot product of LN(H_L)_t with v's own embedding.
+
+E starts small (entries of standard deviation 0.05), so that the first logits are small
+and the first loss is near ln V; the factor √d (as in "Attention is all you need") lifts
+the embeddings at the input to the scale of the positions, whose entries lie in [−1, 1].
+Without it the positions drown the tokens, and the model stays long at the loss of
+the unigram frequencies (about 5.3 on the Wikipedia text with 256 merges).
+
+Because every block is causal, row t of the logits depends on x_1 … x_t only, and
+softmax(logits_t) is the model's p(x_{t+1} | x_≤t). Training minimises the next-token
+loss, the cross-entropy
 
     loss = −(1/n) Σ_t log p(x_{t+1} | x_≤t)
 
