@@ -8,6 +8,7 @@ from .attention import *  # noqa: F403
 from .bpe import *  # noqa: F403
 from .core import *  # noqa: F403
 from .embeddings import *  # noqa: F403
+from .linear_attention import *  # noqa: F403
 from .masked_attention import *  # noqa: F403
 from .skipgram import *  # noqa: F403
 from .transformer_blocks import *  # noqa: F403

@@ -173,6 +173,30 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.checks.transformer_blocks._block_variant",
         "torch.nn.TransformerEncoderLayer.forward",
     ),
+    # 07_linear_attention
+    "kernel_attention": (
+        "course_utils.linear_attention.linear_attention",
+        "course_utils.linear_attention.fmm_attention",
+        "course_utils.checks.linear_attention._quadratic",
+    ),
+    "recurrent_step": (
+        "course_utils.linear_attention.recurrent_linear_attention",
+        "course_utils.linear_attention.linear_attention",
+        "course_utils.checks.linear_attention._step",
+    ),
+    "causal_linear_attention": (
+        "course_utils.linear_attention.linear_attention",
+        "course_utils.linear_attention.recurrent_linear_attention",
+        "course_utils.linear_attention._chunked_causal",
+        "course_utils.linear_attention.fmm_attention",
+        "course_utils.checks.linear_attention._quadratic",
+        "course_utils.checks.linear_attention._step",
+    ),
+    "band_mask": (
+        "course_utils.linear_attention.band_mask",
+        "course_utils.linear_attention._allowed",
+        "course_utils.checks.linear_attention._band",
+    ),
 }
 
 

@@ -1,0 +1,242 @@
+"""Diagnostic checks for notebook 07: kernel attention, the recurrent step, the band mask and
+causal linear attention.
+
+The references are the quadratic forms of the slides, written out in float64 with an
+explicit N × N matrix of similarities φ(q_i)ᵀφ(k_j) (masked where needed), independently
+of ``course_utils.linear_attention`` (which never builds that matrix).
+"""
+
+import math
+
+import torch
+
+from .core import as_tensor, check_close
+
+__all__ = [
+    "LINEAR_MISTAKES",
+    "check_band_mask",
+    "check_causal_linear_attention",
+    "check_kernel_attention",
+    "check_recurrent_step",
+]
+
+LINEAR_MISTAKES = {
+    "no_normaliser": "you did not divide by the normaliser φ(Q_i)ᵀ Σ_j φ(K_j): each output row "
+    "is a weighted AVERAGE of the values",
+    "no_feature_map": "you used the raw dot products Q_iᵀK_j: apply feature_map to the queries "
+    "and the keys first, sim(q, k) = φ(q)ᵀφ(k)",
+    "softmax": "you computed softmax attention, sim = exp(qᵀk/√D); here sim(q, k) = φ(q)ᵀφ(k) "
+    "with the given feature_map",
+    "scaled": "you divided q and k by √D (or D^¼) before φ: the kernel form takes no scale, "
+    "pass q and k to feature_map as they are",
+    "global_normaliser": "you divided by one number, the sum of the similarities over ALL "
+    "queries and keys: each query i has its own normaliser φ(Q_i)ᵀ Σ_j φ(K_j)",
+    "q_k_swapped": "you swapped the roles of the queries and the keys: the sums over j run "
+    "over φ(K_j) V_jᵀ and φ(K_j), and φ(Q_i) multiplies them",
+    "causal_kernel": "you summed over j ≤ i only: this form is NOT causal, every query sees "
+    "every key",
+    "not_accumulated_s": "S_i is a running sum: return S_{i−1} + φ(k_i) v_iᵀ, not the new "
+    "outer product alone",
+    "not_accumulated_z": "z_i is a running sum: return z_{i−1} + φ(k_i), not φ(k_i) alone",
+    "outer_transposed": "your outer product is v_i φ(k_i)ᵀ; the state S is (r, D_v): "
+    "add φ(k_i) v_iᵀ (torch.outer(φ(k_i), v_i))",
+    "state_no_feature_map": "you added k_i (or k_i v_iᵀ) to the state: the state sums φ(k_i), "
+    "the features of the key",
+    "old_state": "you computed the output with the OLD state S_{i−1}, z_{i−1}: update the "
+    "state first, so that position i also attends to itself",
+    "output_no_feature_map": "you multiplied the state by q_i itself: the output is "
+    "φ(q_i)ᵀ S_i / φ(q_i)ᵀ z_i",
+    "band_inverted": "your mask is True where attention is BLOCKED; here True means query i "
+    "MAY attend to key j",
+    "band_strict": "you kept |i − j| < bandwidth; the band includes |i − j| = bandwidth "
+    "(bandwidth 0 keeps the diagonal)",
+    "band_no_abs": "you kept i − j ≤ bandwidth without the absolute value: the band has "
+    "bandwidth keys on EACH side, |i − j| ≤ bandwidth",
+    "band_no_causal": "with causal=True keep only the past of the band as well, j ≤ i",
+    "band_unwanted_causal": "you applied the causal condition j ≤ i although causal=False",
+    "band_diagonal": "you dropped the diagonal j = i: position i must see itself",
+    "band_future": "you kept the future j ≥ i instead of the past j ≤ i",
+    "band_width_doubled": "your band keeps bandwidth + 1 keys on each side (|i − j| ≤ "
+    "bandwidth + 1)",
+    "not_causal": "you summed over ALL keys: causal attention keeps j ≤ i only (running sums "
+    "over the past)",
+    "strictly_causal": "you left out j = i: position i must also see itself (the diagonal "
+    "stays), otherwise the first row is 0/0",
+    "anti_causal": "you summed over the FUTURE j ≥ i (a reversed cumulative sum, or triu): "
+    "causal keeps the past j ≤ i",
+    "normaliser_not_causal": "your numerator sums over j ≤ i but your normaliser over all j: "
+    "both sums run over the past",
+    "causal_softmax": "you computed causal softmax attention; here sim(q, k) = φ(q)ᵀφ(k) with "
+    "the given feature_map",
+}
+
+
+def _float64(*pairs):
+    return [as_tensor(t, label) for t, label in pairs]
+
+
+def _features(feature_map, x: torch.Tensor) -> torch.Tensor:
+    return as_tensor(feature_map(x), "feature_map(x)")
+
+
+def _similarities(phi_q, phi_k, keep: str = "all") -> torch.Tensor:
+    """φ(q_i)ᵀφ(k_j) as an (..., N_q, N_k) matrix, kept where the mask says."""
+    sim = phi_q @ phi_k.transpose(-2, -1)
+    n_q, n_k = sim.shape[-2:]
+    if keep == "all":
+        return sim
+    past = torch.ones(n_q, n_k, dtype=torch.bool).tril()
+    allowed = {"past": past, "strict": past.tril(-1), "future": past.T}[keep]
+    return sim * allowed
+
+
+def _quadratic(phi_q, phi_k, v, keep="all", keep_normaliser=None, normalise=True):
+    """V′_i = Σ_j sim_ij V_j / Σ_j sim_ij with an explicit N × N matrix of similarities."""
+    sim = _similarities(phi_q, phi_k, keep)
+    numerator = sim @ v
+    if not normalise:
+        return numerator
+    normaliser = _similarities(phi_q, phi_k, keep_normaliser or keep).sum(-1, keepdim=True)
+    return numerator / normaliser
+
+
+def _softmax_attention(q, k, v, causal=False):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        n_q, n_k = scores.shape[-2:]
+        past = torch.ones(n_q, n_k, dtype=torch.bool).tril()
+        scores = scores.masked_fill(~past, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def check_kernel_attention(actual, q, k, v, feature_map, name="kernel_attention",
+                           atol=1e-4) -> None:
+    """Fail unless ``actual`` is V′_i = φ(Q_i)ᵀ(Σ_j φ(K_j)V_jᵀ) / φ(Q_i)ᵀ Σ_j φ(K_j).
+
+    q (..., N_q, D), k (..., N_k, D), v (..., N_k, D_v); every query sees every key.
+    ``feature_map`` maps tensors (..., D) → (..., r) with values > 0.
+    """
+    q, k, v = _float64((q, "q"), (k, "k"), (v, "v"))
+    phi_q, phi_k = _features(feature_map, q), _features(feature_map, k)
+    scale = q.shape[-1] ** -0.25
+    sim = phi_q @ phi_k.transpose(-2, -1)
+    mistakes = {
+        LINEAR_MISTAKES["no_normaliser"]: _quadratic(phi_q, phi_k, v, normalise=False),
+        LINEAR_MISTAKES["no_feature_map"]: _quadratic(q, k, v),
+        LINEAR_MISTAKES["softmax"]: _softmax_attention(q, k, v),
+        LINEAR_MISTAKES["scaled"]: _quadratic(_features(feature_map, q * scale),
+                                              _features(feature_map, k * scale), v),
+        LINEAR_MISTAKES["global_normaliser"]: sim @ v / sim.sum((-2, -1), keepdim=True),
+    }
+    if q.shape[-2] == k.shape[-2]:
+        mistakes[LINEAR_MISTAKES["q_k_swapped"]] = _quadratic(phi_k, phi_q, v)
+        mistakes[LINEAR_MISTAKES["causal_kernel"]] = _quadratic(phi_q, phi_k, v, keep="past")
+    check_close(actual, _quadratic(phi_q, phi_k, v), name, atol=atol, mistakes=mistakes)
+
+
+def _step(s, z, q_i, k_i, v_i, feature_map, *, outer=None, state_phi=True, accumulate=True,
+          old=False, output_phi=True):
+    """One step of the recurrence (and models of its mistakes): (S_i, z_i, V′_i)."""
+    phi_k = _features(feature_map, k_i) if state_phi else k_i
+    phi_q = _features(feature_map, q_i) if output_phi else q_i
+    new = torch.outer(phi_k, v_i) if outer is None else outer
+    s_i = s + new if accumulate else new
+    z_i = z + phi_k if accumulate else phi_k
+    s_out, z_out = (s, z) if old else (s_i, z_i)
+    return s_i, z_i, (phi_q @ s_out) / (phi_q @ z_out)
+
+
+def _three(actual, name):
+    if not isinstance(actual, (tuple, list)) or len(actual) != 3:
+        raise AssertionError(
+            f"{name} should return three things, (S_i, z_i, output); "
+            f"got {type(actual).__name__}"
+            + (f" of length {len(actual)}" if isinstance(actual, (tuple, list)) else "")
+        )
+    return actual
+
+
+def check_recurrent_step(actual, s, z, q_i, k_i, v_i, feature_map, name="recurrent_step",
+                         atol=1e-4) -> None:
+    """Fail unless ``actual`` is (S_i, z_i, V′_i) with S_i = S_{i−1} + φ(k_i)v_iᵀ (r, D_v),
+    z_i = z_{i−1} + φ(k_i) (r,) and V′_i = φ(q_i)ᵀS_i / φ(q_i)ᵀz_i (D_v,)."""
+    s, z, q_i, k_i, v_i = _float64((s, "S"), (z, "z"), (q_i, "q_i"), (k_i, "k_i"), (v_i, "v_i"))
+    s_got, z_got, out_got = _three(actual, name)
+    s_i, z_i, out = _step(s, z, q_i, k_i, v_i, feature_map)
+    phi_k = _features(feature_map, k_i)
+    s_got_t = as_tensor(s_got, f"{name}: S_i")
+    if s_got_t.shape == s_i.shape[::-1] and s_i.shape[0] != s_i.shape[1]:
+        raise AssertionError(f"{name}: S_i is not right: {LINEAR_MISTAKES['outer_transposed']}.")
+    same_size = k_i.shape == phi_k.shape  # r = D: the raw key fits the state too
+    s_mistakes = {LINEAR_MISTAKES["not_accumulated_s"]: torch.outer(phi_k, v_i)}
+    z_mistakes = {LINEAR_MISTAKES["not_accumulated_z"]: phi_k}
+    if same_size:
+        s_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = s + torch.outer(k_i, v_i)
+        z_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = z + k_i
+    if s.shape[0] == s.shape[1]:
+        s_mistakes[LINEAR_MISTAKES["outer_transposed"]] = s + torch.outer(v_i, phi_k)
+    check_close(s_got_t, s_i, f"{name}: S_i", atol=atol, mistakes=s_mistakes)
+    check_close(z_got, z_i, f"{name}: z_i", atol=atol, mistakes=z_mistakes)
+    out_mistakes = {
+        LINEAR_MISTAKES["old_state"]: _step(s, z, q_i, k_i, v_i, feature_map, old=True)[2],
+        LINEAR_MISTAKES["no_normaliser"]: _features(feature_map, q_i) @ s_i,
+    }
+    if same_size:
+        out_mistakes[LINEAR_MISTAKES["output_no_feature_map"]] = _step(
+            s, z, q_i, k_i, v_i, feature_map, output_phi=False)[2]
+    check_close(out_got, out, f"{name}: output", atol=atol, mistakes=out_mistakes)
+
+
+def _band(n: int, bandwidth: int, causal: bool, width=None, diagonal=True) -> torch.Tensor:
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    keep = (i - j).abs() <= (bandwidth if width is None else width)
+    if causal:
+        keep &= j <= i if diagonal else j < i
+    return keep
+
+
+def check_band_mask(actual, n: int, bandwidth: int, causal: bool, name="band_mask") -> None:
+    """Fail unless ``actual`` is the (n, n) mask, True where query i may attend to key j:
+    |i − j| ≤ bandwidth, and j ≤ i as well when ``causal``. Booleans or 0/1 numbers."""
+    expected = _band(n, bandwidth, causal)
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    mistakes = {
+        LINEAR_MISTAKES["band_inverted"]: ~expected,
+        LINEAR_MISTAKES["band_width_doubled"]: _band(n, bandwidth, causal, width=bandwidth + 1),
+    }
+    if bandwidth > 0:
+        mistakes[LINEAR_MISTAKES["band_strict"]] = _band(n, bandwidth, causal, width=bandwidth - 1)
+    if causal:
+        mistakes[LINEAR_MISTAKES["band_no_causal"]] = _band(n, bandwidth, False)
+        mistakes[LINEAR_MISTAKES["band_diagonal"]] = _band(n, bandwidth, True, diagonal=False)
+        mistakes[LINEAR_MISTAKES["band_future"]] = _band(n, bandwidth, False) & (j >= i)
+    else:
+        mistakes[LINEAR_MISTAKES["band_unwanted_causal"]] = _band(n, bandwidth, True)
+        mistakes[LINEAR_MISTAKES["band_no_abs"]] = i - j <= bandwidth
+        mistakes[LINEAR_MISTAKES["band_diagonal"]] = expected & (i != j)
+    check_close(as_tensor(actual, name), expected.double(), name, atol=1e-6,
+                mistakes={message: wrong.double() for message, wrong in mistakes.items()})
+
+
+def check_causal_linear_attention(actual, q, k, v, feature_map, name="causal_linear_attention",
+                                  atol=1e-4) -> None:
+    """Fail unless ``actual`` is causal linear attention, the masked quadratic form
+    V′_i = Σ_{j ≤ i} φ(Q_i)ᵀφ(K_j) V_j / Σ_{j ≤ i} φ(Q_i)ᵀφ(K_j), shape (..., N, D_v).
+
+    q, k (..., N, D), v (..., N, D_v); ``feature_map`` maps (..., D) → (..., r), > 0.
+    """
+    q, k, v = _float64((q, "q"), (k, "k"), (v, "v"))
+    phi_q, phi_k = _features(feature_map, q), _features(feature_map, k)
+    mistakes = {
+        LINEAR_MISTAKES["not_causal"]: _quadratic(phi_q, phi_k, v),
+        LINEAR_MISTAKES["strictly_causal"]: _quadratic(phi_q, phi_k, v, keep="strict"),
+        LINEAR_MISTAKES["anti_causal"]: _quadratic(phi_q, phi_k, v, keep="future"),
+        LINEAR_MISTAKES["normaliser_not_causal"]:
+            _quadratic(phi_q, phi_k, v, keep="past", keep_normaliser="all"),
+        LINEAR_MISTAKES["no_normaliser"]: _quadratic(phi_q, phi_k, v, keep="past",
+                                                     normalise=False),
+        LINEAR_MISTAKES["no_feature_map"]: _quadratic(q, k, v, keep="past"),
+        LINEAR_MISTAKES["causal_softmax"]: _softmax_attention(q, k, v, causal=True),
+    }
+    expected = _quadratic(phi_q, phi_k, v, keep="past")
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes)

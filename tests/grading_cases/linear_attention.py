@@ -1,0 +1,214 @@
+ASSIGNMENT = "07_linear_attention"
+
+# --- wrong answers: each loses its own test cell's points, and no others -------------
+
+
+def kernel_with(kv="phi_k.transpose(-2, -1) @ v", z="phi_k.sum(dim=-2, keepdim=True)",
+                result="(phi_q @ kv) / (phi_q * z).sum(dim=-1, keepdim=True)", q="q", k="k"):
+    """A kernel_attention answer with one part swapped for a mistake."""
+    return f"""
+def kernel_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map({q}), feature_map({k})
+    kv = {kv}
+    z = {z}
+    return {result}
+"""
+
+
+def step_with(outer="torch.outer(phi_k, v_i)", result="(phi_q @ S_new) / (phi_q @ z_new)"):
+    """A recurrent_step answer with one part swapped for a mistake."""
+    return f"""
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+    phi_k, phi_q = feature_map(k_i), feature_map(q_i)
+    S_new = S + {outer}
+    z_new = z + phi_k
+    return S_new, z_new, {result}
+"""
+
+
+def causal_with(z_sum="torch.cumsum(phi_k, dim=-2)", s_sum="torch.cumsum(outer, dim=-3)"):
+    """A causal_linear_attention answer with one part swapped for a mistake."""
+    return f"""
+def causal_linear_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    outer = phi_k[..., :, None] * v[..., None, :]
+    S = {s_sum}
+    z = {z_sum}
+    return (phi_q[..., :, None] * S).sum(dim=-2) / (phi_q * z).sum(dim=-1, keepdim=True)
+"""
+
+
+def band_with(keep="(i - j).abs() <= bandwidth", causal="j <= i"):
+    """A band_mask answer with one part swapped for a mistake."""
+    return f"""
+def band_mask(n, bandwidth, causal=False):
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    mask = {keep}
+    return mask & ({causal}) if causal else mask
+"""
+
+
+TWIN_KERNEL = """
+from course_utils.linear_attention import linear_attention
+
+def kernel_attention(q, k, v, feature_map):
+    return linear_attention(q, k, v, feature_map=feature_map)
+"""
+
+TWIN_STEP = """
+import course_utils.linear_attention as la
+
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+    phi_k = feature_map(k_i)
+    S_new, z_new = S + torch.outer(phi_k, v_i), z + phi_k
+    past = la.recurrent_linear_attention(q_i[None], k_i[None], v_i[None], feature_map)[0]
+    phi_q = feature_map(q_i)
+    return S_new, z_new, (phi_q @ S_new) / (phi_q @ z_new) + 0 * past
+"""
+
+TWIN_CAUSAL = """
+from course_utils.linear_attention import linear_attention
+
+def causal_linear_attention(q, k, v, feature_map):
+    return linear_attention(q, k, v, feature_map=feature_map, causal=True, chunk_size=16)
+"""
+
+TWIN_BAND = """
+from course_utils.linear_attention import band_mask as library_mask
+
+def band_mask(n, bandwidth, causal=False):
+    return library_mask(n, bandwidth, causal)
+"""
+
+WRONG = {
+    "forgets_normaliser_and_old_state": {
+        "kernel_attention": kernel_with(result="phi_q @ kv"),
+        "recurrent_step": step_with(result="(phi_q @ S) / (phi_q @ z)"),
+    },
+    "not_causal_and_strict_band": {
+        "causal_linear_attention": causal_with(
+            z_sum="phi_k.sum(dim=-2, keepdim=True).expand_as(phi_k)",
+            s_sum="outer.sum(dim=-3, keepdim=True).expand_as(outer)"),
+        "band_mask": band_with(keep="(i - j).abs() < bandwidth"),
+    },
+    "swaps_and_forgets_the_past": {
+        "kernel_attention": kernel_with(q="k", k="q"),
+        "recurrent_step": step_with(outer="torch.outer(v_i, phi_k).reshape(S.shape)"),
+        "causal_linear_attention": causal_with(
+            z_sum="phi_k.sum(dim=-2, keepdim=True).expand_as(phi_k)"),
+        "band_mask": band_with(causal="j < i"),
+    },
+    "calls_the_library": {
+        "kernel_attention": TWIN_KERNEL,
+        "recurrent_step": TWIN_STEP,
+        "causal_linear_attention": TWIN_CAUSAL,
+        "band_mask": TWIN_BAND,
+    },
+}
+
+# --- correct alternatives: full marks on every test cell --------------------------------
+
+NUMPY_KERNEL = """
+import numpy as np
+
+def kernel_attention(q, k, v, feature_map):
+    phi_q = np.asarray(feature_map(q), dtype=np.float64)      # φ takes tensors: apply it first
+    phi_k = np.asarray(feature_map(k), dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    kv = np.swapaxes(phi_k, -1, -2) @ v
+    z = phi_k.sum(axis=-2)[..., None]                          # (..., r, 1)
+    return (phi_q @ kv) / (phi_q @ z)                         # a NumPy array is a fine answer
+"""
+
+LIST_STEP = """
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+    phi_k = feature_map(k_i).tolist()
+    phi_q = feature_map(q_i).tolist()
+    S_new = [[S[a][b].item() + phi_k[a] * v_i[b].item() for b in range(len(v_i))]
+             for a in range(len(phi_k))]
+    z_new = [z[a].item() + phi_k[a] for a in range(len(phi_k))]
+    norm = sum(p * zz for p, zz in zip(phi_q, z_new))
+    out = [sum(phi_q[a] * S_new[a][b] for a in range(len(phi_q))) / norm for b in range(len(v_i))]
+    return S_new, z_new, out                                   # lists of floats
+"""
+
+LOOP_CAUSAL = """
+def causal_linear_attention(q, k, v, feature_map):
+    phi_q, phi_k, v = feature_map(q).double(), feature_map(k).double(), v.double()
+    lead = torch.broadcast_shapes(phi_q.shape[:-2], phi_k.shape[:-2], v.shape[:-2])
+    S = torch.zeros(*lead, phi_k.shape[-1], v.shape[-1], dtype=torch.float64)
+    z = torch.zeros(*lead, phi_k.shape[-1], dtype=torch.float64)
+    rows = []
+    for i in range(v.shape[-2]):                               # the RNN, one position at a time
+        S = S + torch.einsum("...r,...d->...rd", phi_k[..., i, :], v[..., i, :])
+        z = z + phi_k[..., i, :]
+        rows.append(torch.einsum("...r,...rd->...d", phi_q[..., i, :], S)
+                    / torch.einsum("...r,...r->...", phi_q[..., i, :], z)[..., None])
+    return torch.stack(rows, dim=-2)
+"""
+
+LIST_BAND = """
+def band_mask(n, bandwidth, causal=False):
+    return [[int(abs(i - j) <= bandwidth and (j <= i or not causal)) for j in range(n)]
+            for i in range(n)]                                 # 0/1 integers in lists
+"""
+
+EINSUM_KERNEL = """
+def kernel_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q).double(), feature_map(k).double()
+    numerator = torch.einsum("...ir,...rd->...id", phi_q,
+                             torch.einsum("...jr,...jd->...rd", phi_k, v.double()))
+    denominator = torch.einsum("...ir,...r->...i", phi_q, phi_k.sum(-2))
+    return numerator / denominator.unsqueeze(-1)
+"""
+
+NUMPY_STEP = """
+import numpy as np
+
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+    phi_k, phi_q = np.asarray(feature_map(k_i)), np.asarray(feature_map(q_i))
+    S = np.asarray(S) + phi_k[:, None] * np.asarray(v_i)[None, :]
+    z = np.asarray(z) + phi_k
+    return (S, z, phi_q @ S / (phi_q @ z))
+"""
+
+CHUNKED_CAUSAL = """
+def causal_linear_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    n, C = v.shape[-2], 4                                      # chunks of 4 positions
+    out = []
+    S = (phi_k[..., :0, :].transpose(-2, -1) @ v[..., :0, :])  # empty sums, the right shape
+    z = phi_k[..., :0, :].sum(dim=-2)
+    for start in range(0, n, C):
+        rows = slice(start, start + C)
+        pq, pk, vc = phi_q[..., rows, :], phi_k[..., rows, :], v[..., rows, :]
+        within = (pq @ pk.transpose(-2, -1)).tril()
+        num = pq @ S + within @ vc
+        den = (pq * z.unsqueeze(-2)).sum(-1, keepdim=True) + within.sum(-1, keepdim=True)
+        out.append(num / den)
+        S = S + pk.transpose(-2, -1) @ vc
+        z = z + pk.sum(dim=-2)
+    return torch.cat(out, dim=-2)
+"""
+
+TRIANGLES_BAND = """
+def band_mask(n, bandwidth, causal=False):
+    ones = torch.ones(n, n, dtype=torch.bool)
+    upper = torch.zeros(n, n, dtype=torch.bool) if causal else ones.triu().tril(bandwidth)
+    return ones.tril().triu(-bandwidth) | upper
+"""
+
+CORRECT = {
+    "numpy_lists_and_a_loop": {
+        "kernel_attention": NUMPY_KERNEL,
+        "recurrent_step": LIST_STEP,
+        "causal_linear_attention": LOOP_CAUSAL,
+        "band_mask": LIST_BAND,
+    },
+    "einsum_numpy_and_chunks": {
+        "kernel_attention": EINSUM_KERNEL,
+        "recurrent_step": NUMPY_STEP,
+        "causal_linear_attention": CHUNKED_CAUSAL,
+        "band_mask": TRIANGLES_BAND,
+    },
+}
