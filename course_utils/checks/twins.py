@@ -197,6 +197,21 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.linear_attention._allowed",
         "course_utils.checks.linear_attention._band",
     ),
+    # 08_random_fourier_features
+    "gaussian_kernel": (
+        "sklearn.metrics.pairwise.rbf_kernel",
+        "course_utils.checks.random_features._gaussian",
+    ),
+    "fourier_features": (
+        "course_utils.random_features.RandomFourierFeatures._features",
+        "sklearn.kernel_approximation.RBFSampler.transform",
+        "course_utils.checks.random_features._fourier",
+    ),
+    "error_slope": ("course_utils.checks.random_features._slope",),
+    "positive_features": (
+        "course_utils.random_features.PositiveRandomFeatures._features",
+        "course_utils.checks.random_features._positive",
+    ),
 }
 
 

@@ -1,0 +1,168 @@
+ASSIGNMENT = "08_random_fourier_features"
+
+# --- wrong answers: each loses its own test cell's points, and no others -------------
+
+
+def kernel_with(exponent="-squared / (2 * sigma**2)"):
+    """A gaussian_kernel answer with the exponent swapped for a mistake."""
+    return f"""
+def gaussian_kernel(X, Y, sigma):
+    squared = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
+    return np.exp({exponent})
+"""
+
+
+def features_with(body):
+    return f"""
+def fourier_features(X, W, b):
+    R = W.shape[1]
+    return {body}
+"""
+
+
+def slope_with(x="np.log(np.asarray(Rs, dtype=float))",
+               y="np.log(np.asarray(errors, dtype=float))"):
+    return f"""
+def error_slope(Rs, errors):
+    return np.polyfit({x}, {y}, 1)[0]
+"""
+
+
+def positive_with(shift="(X**2).sum(axis=1, keepdims=True) / 2", scale="np.sqrt(W.shape[1])"):
+    """A positive_features answer with one part swapped for a mistake."""
+    return f"""
+def positive_features(X, W):
+    return np.exp(X @ W - {shift}) / {scale}
+"""
+
+
+TWIN_KERNEL = """
+from sklearn.metrics.pairwise import rbf_kernel
+
+def gaussian_kernel(X, Y, sigma):
+    return rbf_kernel(X, Y, gamma=1 / (2 * sigma**2))
+"""
+
+TWIN_FEATURES = """
+from course_utils.random_features import RandomFourierFeatures
+
+def fourier_features(X, W, b):
+    rff = RandomFourierFeatures(n_components=W.shape[1]).fit(X)
+    rff.random_weights_, rff.random_offset_ = W, b
+    return rff.transform(X)
+"""
+
+TWIN_SLOPE = """
+from course_utils.checks.random_features import _slope
+
+def error_slope(Rs, errors):
+    return _slope(np.log(Rs), np.log(errors))
+"""
+
+TWIN_POSITIVE = """
+import course_utils.random_features as rf
+
+def positive_features(X, W):
+    prf = rf.PositiveRandomFeatures(n_components=W.shape[1]).fit(X)
+    prf.random_weights_ = W
+    return prf.transform(X)
+"""
+
+WRONG = {
+    "the_slides_slips": {
+        "gaussian_kernel": kernel_with("squared / (2 * sigma**2)"),  # no minus sign
+        "fourier_features": features_with("np.sqrt(2 / R) * np.cos(X @ W)"),  # no offsets
+        "error_slope": slope_with(x="np.asarray(Rs, dtype=float)"),  # semi-log
+        "positive_features": positive_with(shift="0"),  # no -‖x‖²/2
+    },
+    "scales_and_axes": {
+        "gaussian_kernel": kernel_with("-squared / sigma**2"),  # no ½
+        "fourier_features": features_with("2 / R * np.cos(X @ W + b)"),
+        "error_slope": slope_with(x="np.log(errors)", y="np.log(Rs)"),  # axes swapped
+        "positive_features": positive_with(scale="W.shape[1]"),  # / R
+    },
+    "calls_the_library": {
+        "gaussian_kernel": TWIN_KERNEL,
+        "fourier_features": TWIN_FEATURES,
+        "error_slope": TWIN_SLOPE,
+        "positive_features": TWIN_POSITIVE,
+    },
+}
+
+# --- correct alternatives: full marks on every test cell --------------------------------
+
+TORCH_KERNEL = """
+def gaussian_kernel(X, Y, sigma):
+    x, y = torch.as_tensor(X, dtype=torch.float64), torch.as_tensor(Y, dtype=torch.float64)
+    return torch.exp(-torch.cdist(x, y) ** 2 / (2 * sigma * sigma))   # a tensor is fine
+"""
+
+LOOP_FEATURES = """
+def fourier_features(X, W, b):
+    R = W.shape[1]
+    rows = []
+    for x in X:                                          # one point at a time
+        rows.append([math.sqrt(2 / R) * math.cos(float(x @ W[:, r]) + float(b[r]))
+                     for r in range(R)])
+    return rows                                          # a list of rows
+"""
+
+FORMULA_SLOPE = """
+def error_slope(Rs, errors):
+    u = [math.log10(r) for r in Rs]                      # base 10: the same slope
+    v = [math.log10(e) for e in errors]
+    u_bar, v_bar = sum(u) / len(u), sum(v) / len(v)
+    return sum((a - u_bar) * (c - v_bar) for a, c in zip(u, v)) / sum((a - u_bar) ** 2 for a in u)
+"""
+
+TORCH_POSITIVE = """
+def positive_features(X, W):
+    x, w = torch.as_tensor(X), torch.as_tensor(W)
+    half = 0.5 * torch.linalg.vector_norm(x, dim=1, keepdim=True) ** 2
+    return torch.exp(x @ w - half - 0.5 * math.log(w.shape[1]))
+"""
+
+EXPANDED_KERNEL = """
+def gaussian_kernel(X, Y, sigma):
+    X, Y = np.asarray(X, dtype=np.float32), np.asarray(Y, dtype=np.float32)
+    squared = (X**2).sum(1)[:, None] + (Y**2).sum(1)[None, :] - 2 * X @ Y.T
+    return np.exp(-np.maximum(squared, 0) / (2 * sigma**2))   # float32 throughout
+"""
+
+TORCH_FEATURES = """
+def fourier_features(X, W, b):
+    x, w, b = (torch.as_tensor(np.asarray(t, dtype=np.float64)) for t in (X, W, b))
+    return (2 / w.shape[1]) ** 0.5 * torch.cos(torch.addmm(b.expand(len(x), -1), x, w))
+"""
+
+LSTSQ_SLOPE = """
+def error_slope(Rs, errors):
+    A = np.stack([np.log(Rs), np.ones(len(Rs))], axis=1)
+    coefficients = np.linalg.lstsq(A, np.log(errors), rcond=None)[0]
+    return coefficients[:1]                              # a one-element array
+"""
+
+LOOP_POSITIVE = """
+def positive_features(X, W):
+    R = W.shape[1]
+    out = []
+    for x in np.asarray(X, dtype=np.float64):
+        half = sum(v * v for v in x) / 2
+        out.append(np.exp(x @ W - half) / math.sqrt(R))  # one row at a time
+    return np.array(out)
+"""
+
+CORRECT = {
+    "torch_loops_lists": {
+        "gaussian_kernel": TORCH_KERNEL,
+        "fourier_features": LOOP_FEATURES,
+        "error_slope": FORMULA_SLOPE,
+        "positive_features": TORCH_POSITIVE,
+    },
+    "expanded_float32_lstsq": {
+        "gaussian_kernel": EXPANDED_KERNEL,
+        "fourier_features": TORCH_FEATURES,
+        "error_slope": LSTSQ_SLOPE,
+        "positive_features": LOOP_POSITIVE,
+    },
+}
