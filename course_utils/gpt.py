@@ -49,7 +49,9 @@ class GPTConfig:
     ``vocab_size`` V (token ids 0 … V − 1), ``block_size`` (the longest context, in
     tokens), ``d_model`` d, ``n_layers`` L blocks of ``n_heads`` heads each (d must be
     divisible by it), ``dim_feedforward`` (the width of each block's feed-forward layer)
-    and ``dropout`` (in [0, 1), inside the blocks, in training only).
+    and ``dropout`` (in [0, 1), inside the blocks, in training only). ``norm_first=False``
+    builds post-LN blocks instead of GPT's pre-LN ones, for the comparison of notebook 06
+    (the final LN stays).
     """
 
     vocab_size: int
@@ -59,6 +61,7 @@ class GPTConfig:
     n_heads: int = 4
     dim_feedforward: int = 256
     dropout: float = 0.0
+    norm_first: bool = True
 
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "d_model", "n_layers", "n_heads",
@@ -73,6 +76,8 @@ class GPTConfig:
             raise TypeError(f"dropout must be a float; got {self.dropout!r}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); got {self.dropout}")
+        if not isinstance(self.norm_first, bool):
+            raise TypeError(f"norm_first must be a bool; got {self.norm_first!r}")
 
 
 class TinyGPT(nn.Module):
@@ -102,10 +107,10 @@ class TinyGPT(nn.Module):
         self.norm = nn.LayerNorm(config.d_model)
 
     def _make_block(self) -> nn.Module:
-        """One block: a pre-LN ``TransformerBlock`` with GELU."""
+        """One block: a ``TransformerBlock`` with GELU, pre-LN unless the config says not."""
         c = self.config
         return TransformerBlock(c.d_model, c.n_heads, c.dim_feedforward, c.dropout,
-                                activation="gelu", norm_first=True)  # fmt: skip
+                                activation="gelu", norm_first=c.norm_first)  # fmt: skip
 
     def _run_block(self, block: nn.Module, h: torch.Tensor) -> torch.Tensor:
         """H_l = Block_l(H_{l−1}) with the causal mask, h of shape (batch, n, d)."""

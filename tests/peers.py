@@ -35,7 +35,7 @@ class TorchLayersGPT(TinyGPT):
         c = self.config
         return nn.TransformerEncoderLayer(
             c.d_model, c.n_heads, c.dim_feedforward, c.dropout,
-            activation="gelu", batch_first=True, norm_first=True,
+            activation="gelu", batch_first=True, norm_first=c.norm_first,
         )  # fmt: skip
 
     def _run_block(self, block: nn.Module, h: torch.Tensor) -> torch.Tensor:

@@ -63,6 +63,7 @@ def trained(text_ids):
         (SMALL, 1, 5),
         (GPTConfig(97, block_size=24, d_model=48, n_layers=3, n_heads=6, dim_feedforward=8), 2, 24),
         (GPTConfig(vocab_size=10, block_size=8, d_model=8, n_layers=1, n_heads=1), 3, 1),
+        (GPTConfig(40, block_size=12, d_model=16, n_layers=3, norm_first=False), 4, 12),
     ],
 )
 def test_logits_equal_the_same_model_built_from_pytorch_layers(config, seed, n):
@@ -251,6 +252,7 @@ def test_generate_rejects_a_bad_temperature(temperature, error):
         ({"d_model": 30}, ValueError, "divisible by n_heads; got d_model=30 and n_heads=4"),
         ({"dropout": 1.0}, ValueError, r"dropout must be in \[0, 1\)"),
         ({"dropout": "0.1"}, TypeError, "dropout must be a float"),
+        ({"norm_first": 0}, TypeError, "norm_first must be a bool"),
     ],
 )
 def test_config_rejects_bad_sizes(changes, error, match):
