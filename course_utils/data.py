@@ -15,7 +15,7 @@ import bz2
 import functools
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from gensim.corpora.wikicorpus import extract_pages, filter_wiki
@@ -45,21 +45,36 @@ def _strip_markup(wiki_text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-@functools.cache
-def wikipedia_articles() -> tuple[tuple[str, str], ...]:
-    """(title, plain text) of every article in the dump; redirects and meta pages dropped."""
-    articles = []
+def _read_articles() -> Iterator[tuple[str, str]]:
+    """(title, plain text) of the dump's articles in order; redirects and meta pages dropped."""
     with bz2.open(datapath(WIKIPEDIA_DUMP)) as dump:
         for title, wiki_text, _ in extract_pages(dump):
             if ":" in title or wiki_text.lstrip().upper().startswith("#REDIRECT"):
                 continue
-            articles.append((title, _strip_markup(wiki_text)))
-    return tuple(articles)
+            yield title, _strip_markup(wiki_text)
 
 
-def wikipedia_text() -> str:
-    """All articles as one string, separated by blank lines."""
-    return "\n\n".join(text for _, text in wikipedia_articles())
+@functools.cache
+def wikipedia_articles() -> tuple[tuple[str, str], ...]:
+    """(title, plain text) of every article in the dump; redirects and meta pages dropped."""
+    return tuple(_read_articles())
+
+
+def wikipedia_text(n_chars: int | None = None) -> str:
+    """All articles as one string, separated by blank lines; with ``n_chars``, its first
+    ``n_chars`` characters, for which only the first articles are read (reading them all
+    takes seconds)."""
+    if n_chars is not None:
+        positive_int("n_chars", n_chars)
+    if n_chars is None or wikipedia_articles.cache_info().currsize:
+        return "\n\n".join(text for _, text in wikipedia_articles())[:n_chars]
+    parts, size = [], 0
+    for _, text in _read_articles():
+        parts.append(text)
+        size += len(text) + 2
+        if size >= n_chars:
+            break
+    return "\n\n".join(parts)[:n_chars]
 
 
 @functools.cache

@@ -61,3 +61,18 @@ def test_planted_corpus_is_seeded_and_has_its_structure():
     assert {"throne", "he"} <= words_with_king and not {"she", "school"} & words_with_king
     with pytest.raises(ValueError, match="n_sentences"):
         data.planted_analogy_corpus(0)
+
+
+def test_the_first_characters_of_wikipedia_are_read_without_parsing_every_article():
+    data.wikipedia_articles.cache_clear()
+    try:
+        start = data.wikipedia_text(100_000)
+        assert data.wikipedia_articles.cache_info().currsize == 0  # the lazy path was taken
+    finally:
+        data.wikipedia_articles.cache_clear()
+    whole = data.wikipedia_text()
+    assert start == whole[:100_000] and len(start) == 100_000
+    assert data.wikipedia_text(100_000) == start  # the cached path agrees
+    assert data.wikipedia_text(len(whole) + 10) == whole
+    with pytest.raises(ValueError, match="n_chars"):
+        data.wikipedia_text(0)
