@@ -1,0 +1,208 @@
+ASSIGNMENT = "06_transformer_blocks"
+
+# --- wrong answers: each loses its own test cell's points, and no others -------------
+
+
+def positions_with(angle="pos / 10000 ** (two_i / d_model)", even="torch.sin", odd="torch.cos",
+                   first="0"):
+    """A positional_encoding answer with one part swapped for a mistake."""
+    return f"""
+def positional_encoding(n_positions, d_model):
+    pos = torch.arange({first}, {first} + n_positions, dtype=torch.float64)[:, None]
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    angle = {angle}
+    pe = torch.zeros(n_positions, d_model)
+    pe[:, 0::2] = {even}(angle)
+    pe[:, 1::2] = {odd}(angle)
+    return pe
+"""
+
+
+HALVES = """
+def positional_encoding(n_positions, d_model):
+    pos = torch.arange(n_positions)[:, None]
+    angle = pos / 10000 ** (torch.arange(0, d_model, 2) / d_model)
+    return torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)   # not interleaved
+"""
+
+
+def norm_with(var="((x - mu) ** 2).mean(dim=-1, keepdim=True)", scale="torch.sqrt(var + eps)",
+              dim="-1"):
+    """A layer_norm answer with one part swapped for a mistake."""
+    return f"""
+def layer_norm(x, gamma, beta, eps=1e-5):
+    mu = x.mean(dim={dim}, keepdim=True)
+    var = {var}
+    return gamma * (x - mu) / {scale} + beta
+"""
+
+
+def block_with(pre="block.norm_first", keep="x", ff="block.activation(block.linear1(h))",
+               causal="causal"):
+    """A transformer_block answer with one part swapped for a mistake."""
+    return f"""
+def transformer_block(x, block, causal=False):
+    sa = lambda h: block.self_attn(h, causal={causal})[0]
+    ff = lambda h: block.linear2({ff})
+    if {pre}:
+        h = {keep} + sa(block.norm1(x))
+        return h + ff(block.norm2(h))
+    h = block.norm1({keep} + sa(x))
+    return block.norm2(h + ff(h))
+"""
+
+
+def causal_with(positions="range(1, len(x))", rows="[:t]"):
+    """An is_causal answer with one part swapped for a mistake."""
+    return f"""
+def is_causal(f, x):
+    y = f(x).detach()
+    for t in {positions}:
+        changed = x.clone()
+        changed[t] += torch.randn_like(x[t])
+        if not torch.allclose(f(changed).detach(){rows}, y{rows}, atol=1e-6):
+            return False
+    return True
+"""
+
+
+TWIN_POSITIONS = """
+from course_utils.transformer import sinusoidal_positions
+
+def positional_encoding(n_positions, d_model):
+    return sinusoidal_positions(n_positions, d_model)
+"""
+
+TWIN_NORM = """
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return F.layer_norm(x, x.shape[-1:], gamma, beta, eps)
+"""
+
+TWIN_BLOCK = """
+def transformer_block(x, block, causal=False):
+    return block(x, causal=causal)
+"""
+
+WRONG = {
+    "swapped_and_unbiased": {
+        "positional_encoding": positions_with(even="torch.cos", odd="torch.sin"),
+        "layer_norm": norm_with(var="x.var(dim=-1, keepdim=True)"),
+        "transformer_block": block_with(pre="not block.norm_first"),
+        # right on the visible tests; the hidden ones catch a leak from a middle token
+        "is_causal": causal_with(positions="[len(x) - 1]"),
+    },
+    "halves_and_batch_norm": {
+        "positional_encoding": HALVES,
+        "layer_norm": norm_with(dim="-2", var="((x - mu) ** 2).mean(dim=-2, keepdim=True)"),
+        "transformer_block": block_with(ff="block.linear1(h)"),
+        "is_causal": causal_with(rows=""),
+    },
+    "off_by_one_and_no_residual": {
+        "positional_encoding": positions_with(first="1"),
+        "layer_norm": norm_with(scale="(torch.sqrt(var) + eps)"),
+        "transformer_block": block_with(keep="0"),
+        "is_causal": causal_with(rows="[t + 1:]"),
+    },
+    "calls_the_library": {
+        "positional_encoding": TWIN_POSITIONS,
+        "layer_norm": TWIN_NORM,
+        "transformer_block": TWIN_BLOCK,
+    },
+}
+
+# --- correct alternatives: full marks on every test cell --------------------------------
+
+NUMPY_POSITIONS = """
+import numpy as np
+
+def positional_encoding(n_positions, d_model):
+    pe = np.zeros((n_positions, d_model))
+    for pos in range(n_positions):
+        for i in range(d_model // 2):
+            angle = pos / 10000 ** (2 * i / d_model)
+            pe[pos, 2 * i], pe[pos, 2 * i + 1] = np.sin(angle), np.cos(angle)
+    return pe                                           # a NumPy array, float64
+"""
+
+STD_NORM = """
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = x.double()
+    centred = x - x.mean(-1, keepdim=True)
+    var = x.var(-1, unbiased=False, keepdim=True)
+    return centred * torch.rsqrt(var + eps) * gamma.double() + beta.double()
+"""
+
+WEIGHTS_BLOCK = """
+def transformer_block(x, block, causal=False):
+    n = x.shape[-2]
+    keep = torch.ones(n, n, dtype=torch.bool).tril() if causal else None
+
+    def feed_forward(h):
+        hidden = h @ block.linear1.weight.T + block.linear1.bias
+        hidden = F.gelu(hidden) if block.activation is F.gelu else torch.relu(hidden)
+        return hidden @ block.linear2.weight.T + block.linear2.bias
+
+    if not block.norm_first:
+        h = block.norm1(x + block.self_attn(x, mask=keep)[0])
+        return block.norm2(h + feed_forward(h))
+    h = x + block.self_attn(block.norm1(x), mask=keep)[0]
+    return h + feed_forward(block.norm2(h))
+"""
+
+SUFFIX_CAUSAL = """
+import numpy as np
+
+def is_causal(f, x):
+    with torch.no_grad():
+        before = np.asarray(f(x).cpu())
+        for t in range(len(x)):
+            changed = x.clone()
+            changed[t:] = torch.rand_like(changed[t:]) * 10   # every token from t on at once
+            after = np.asarray(f(changed).cpu())
+            if not np.allclose(after[:t], before[:t], atol=1e-6):
+                return False
+    return True
+"""
+
+EXP_POSITIONS = """
+def positional_encoding(n_positions, d_model):
+    pos = torch.arange(n_positions).float().unsqueeze(1)
+    frequency = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2).float() / d_model)
+    pe = torch.stack([torch.sin(pos * frequency), torch.cos(pos * frequency)], dim=-1)
+    return pe.reshape(n_positions, d_model)             # sin, cos interleaved by the stack
+"""
+
+LOOP_NORM = """
+def layer_norm(x, gamma, beta, eps=1e-5):
+    rows = x.reshape(-1, x.shape[-1]).tolist()
+    out = []
+    for row in rows:                                    # one token at a time, plain Python
+        mu = sum(row) / len(row)
+        var = sum((v - mu) ** 2 for v in row) / len(row)
+        out.append([(v - mu) / (var + eps) ** 0.5 * float(g) + float(b)
+                    for v, g, b in zip(row, gamma, beta)])
+    return torch.tensor(out, dtype=torch.float64).reshape(x.shape)
+"""
+
+JACOBIAN_CAUSAL = """
+def is_causal(f, x):
+    n = x.shape[0]
+    jacobian = torch.autograd.functional.jacobian(f, x).reshape(n, -1, n, x.shape[1])
+    leak = jacobian.abs().amax(dim=(1, 3))   # (output position i, input position t)
+    future = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)   # t > i
+    return not bool((leak[future] > 1e-6).any())
+"""
+
+CORRECT = {
+    "numpy_and_weights": {
+        "positional_encoding": NUMPY_POSITIONS,
+        "layer_norm": STD_NORM,
+        "transformer_block": WEIGHTS_BLOCK,
+        "is_causal": SUFFIX_CAUSAL,
+    },
+    "exp_loops_and_jacobian": {
+        "positional_encoding": EXP_POSITIONS,
+        "layer_norm": LOOP_NORM,
+        "is_causal": JACOBIAN_CAUSAL,
+    },
+}
