@@ -32,7 +32,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from course_utils.device import get_device
 from course_utils.linear_attention import linear_attention
-from tests.benchmarks.timing import Row, synchronize
+from tests.benchmarks.timing import Row, stderr_silenced, synchronize
 
 SIZES = (512, 1024, 2048, 4096, 8192)
 HEADS, HEAD_SIZE = 4, 32
@@ -60,7 +60,7 @@ def best_times(functions, device, rounds: int) -> list[float]:
 
 def peak_bytes(function) -> int:
     """The most bytes allocated at once during ``function()`` (CPU allocator only)."""
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with stderr_silenced(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         function()
     events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
     alive = peak = 0

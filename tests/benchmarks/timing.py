@@ -1,6 +1,9 @@
 """Small timing helpers for the benchmarks (not for tests: tests never time)."""
 
+import os
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -35,3 +38,18 @@ def best_time(function, repeat: int = 5, device: torch.device | None = None) -> 
             synchronize(device)
         best = min(best, time.perf_counter() - start)
     return best
+
+
+@contextmanager
+def stderr_silenced():
+    """File descriptor 2 sent to /dev/null: torch's profiler prints a start and a stop line
+    there from C++ at every use, which ``contextlib.redirect_stderr`` cannot catch."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
