@@ -24,7 +24,6 @@ is at least as fast at every larger N.
 """
 
 import os
-import time
 
 import torch
 import torch.nn.functional as F
@@ -32,7 +31,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from course_utils.device import get_device
 from course_utils.linear_attention import linear_attention
-from tests.benchmarks.timing import Row, stderr_silenced, synchronize
+from tests.benchmarks.timing import Row, best_times, stderr_silenced
 
 SIZES = (512, 1024, 2048, 4096, 8192)
 HEADS, HEAD_SIZE = 4, 32
@@ -41,21 +40,6 @@ HEADS, HEAD_SIZE = 4, 32
 def rounds(n: int) -> int:
     """40 rounds at N = 512, fewer as N grows, never under 5."""
     return max(5, 20_480 // n)
-
-
-def best_times(functions, device, rounds: int) -> list[float]:
-    """The fastest of ``rounds`` calls of each function, the functions called in turn."""
-    best = [float("inf")] * len(functions)
-    for function in functions:
-        function()  # warm-up
-    for _ in range(rounds):
-        for i, function in enumerate(functions):
-            synchronize(device)
-            start = time.perf_counter()
-            function()
-            synchronize(device)
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best
 
 
 def peak_bytes(function) -> int:

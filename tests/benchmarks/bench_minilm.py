@@ -3,38 +3,20 @@ course's blocks) beside Hugging Face's ``BertModel`` with the same weights, time
 without autograd (one call of each per round, so a busy machine slows both alike; the best
 round of each counts). The note gives the time ratio and the largest difference."""
 
-import time
-
 import torch
 
 from course_utils.data import wikipedia_sentences
 from course_utils.device import get_device
 from course_utils.pretrained import load_encoder, minilm_encoder
-from tests.benchmarks.timing import Row, synchronize
+from tests.benchmarks.timing import Row, best_times
 
 BATCH = 32
 MAX_WORDS = 60
-ROUNDS = 10
 
 
 def sentences(n: int = BATCH) -> list[str]:
     """``n`` Wikipedia paragraphs cut to at most ``MAX_WORDS`` words: lengths differ."""
     return [" ".join(words[:MAX_WORDS]) for words in wikipedia_sentences()[:n]]
-
-
-def best_times(functions, device, rounds: int = ROUNDS) -> list[float]:
-    """The fastest of ``rounds`` calls of each function, the functions called in turn."""
-    best = [float("inf")] * len(functions)
-    for function in functions:
-        function()  # warm-up
-    for _ in range(rounds):
-        for i, function in enumerate(functions):
-            synchronize(device)
-            start = time.perf_counter()
-            function()
-            synchronize(device)
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best
 
 
 def run() -> list[Row]:

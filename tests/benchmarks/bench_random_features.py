@@ -4,29 +4,13 @@ the same ``random_state`` (so they draw the same weights), timed in alternating 
 call of each per round, the best round counts). Target: within 1.2× of RBFSampler's time,
 with equal features (the note gives the largest difference)."""
 
-import time
-
 import numpy as np
 from sklearn.kernel_approximation import RBFSampler
 
 from course_utils.random_features import RandomFourierFeatures
-from tests.benchmarks.timing import Row
+from tests.benchmarks.timing import Row, best_times
 
 N_POINTS, N_FEATURES, N_COMPONENTS = 5000, 10, 1000
-ROUNDS = 10
-
-
-def best_times(functions, rounds: int = ROUNDS) -> list[float]:
-    """The fastest of ``rounds`` calls of each function, the functions called in turn."""
-    best = [float("inf")] * len(functions)
-    for function in functions:
-        function()  # warm-up
-    for _ in range(rounds):
-        for i, function in enumerate(functions):
-            start = time.perf_counter()
-            function()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best
 
 
 def run() -> list[Row]:

@@ -40,6 +40,24 @@ def best_time(function, repeat: int = 5, device: torch.device | None = None) -> 
     return best
 
 
+def best_times(functions, device: torch.device | None = None, rounds: int = 10) -> list[float]:
+    """The fastest of ``rounds`` calls of each function, in seconds, the functions called in
+    turn (after one warm-up each), so a busy machine slows them alike."""
+    best = [float("inf")] * len(functions)
+    for function in functions:
+        function()
+    for _ in range(rounds):
+        for i, function in enumerate(functions):
+            if device is not None:
+                synchronize(device)
+            start = time.perf_counter()
+            function()
+            if device is not None:
+                synchronize(device)
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
 @contextmanager
 def stderr_silenced():
     """File descriptor 2 sent to /dev/null: torch's profiler prints a start and a stop line
