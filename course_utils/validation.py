@@ -4,6 +4,8 @@ Each function raises ``TypeError`` (wrong kind or dtype) or ``ValueError``
 (wrong shape or value) with a message naming what was expected and what came.
 """
 
+import numbers
+
 import torch
 
 
@@ -47,14 +49,15 @@ def same_device(**tensors: torch.Tensor) -> None:
 
 
 def integer(name: str, value, minimum: int | None = None, maximum: int | None = None) -> int:
-    """Require ``value`` to be an int (not a bool) with ``minimum <= value <= maximum``."""
-    if not isinstance(value, int) or isinstance(value, bool):
+    """Require ``value`` to be an integer (a Python or NumPy int, not a bool) with
+    ``minimum <= value <= maximum``; returns it as an int."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int; got {value!r} ({type(value).__name__})")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}; got {value}")
     if maximum is not None and value > maximum:
         raise ValueError(f"{name} must be <= {maximum}; got {value}")
-    return value
+    return int(value)
 
 
 def positive_int(name: str, value) -> int:

@@ -26,3 +26,15 @@ def test_integer_returns_an_int_in_range():
     assert positive_int("n", 1) == 1
     with pytest.raises(ValueError, match="n must be >= 1; got 0"):
         positive_int("n", 0)
+
+
+def test_numpy_integers_count_as_ints_and_numpy_bools_do_not():
+    import numpy as np
+
+    got = integer("k", np.int64(5), minimum=0, maximum=10)
+    assert got == 5 and type(got) is int
+    assert positive_int("n", np.arange(3, dtype=np.int32)[2]) == 2
+    with pytest.raises(TypeError, match="k must be an int"):
+        integer("k", np.bool_(True))
+    with pytest.raises(TypeError, match="k must be an int"):
+        integer("k", np.float64(2.0))
