@@ -41,8 +41,17 @@ def grade_one(root, assignment, broken: bool):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, assignments):
-    """{assignment: (its graded course, the submissions it could not grade)}."""
-    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+    """{assignment: (its graded course, the submissions it could not grade)}.
+
+    The courses run side by side, one per core, so each kernel gets one thread
+    (OMP_NUM_THREADS=1): with PyTorch's default of one thread per core in every kernel they
+    fought over the cores (grading 06 and 07 together took 231 s, with one thread 133 s).
+    """
+    with (
+        pytest.MonkeyPatch.context() as environment,
+        ThreadPoolExecutor(max_workers=os.cpu_count()) as pool,
+    ):
+        environment.setenv("OMP_NUM_THREADS", "1")
         futures = {
             assignment: pool.submit(
                 grade_one, tmp_path_factory.mktemp(assignment), assignment, n == 0
