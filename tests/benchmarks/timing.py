@@ -27,17 +27,7 @@ def synchronize(device: torch.device) -> None:
 
 def best_time(function, repeat: int = 5, device: torch.device | None = None) -> float:
     """The fastest of ``repeat`` calls of ``function()``, in seconds (after one warm-up)."""
-    function()
-    best = float("inf")
-    for _ in range(repeat):
-        if device is not None:
-            synchronize(device)
-        start = time.perf_counter()
-        function()
-        if device is not None:
-            synchronize(device)
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best_times([function], device, repeat)[0]
 
 
 def best_times(functions, device: torch.device | None = None, rounds: int = 10) -> list[float]:
