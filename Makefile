@@ -14,7 +14,7 @@ export TRANSFORMERS_OFFLINE := 1
 # Jupyter refuses to run as root (containers, CI) unless told to.
 LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: setup lab formgrader test release autograde feedback grades bench clean
+.PHONY: setup lab formgrader test collect release autograde feedback grades report bench clean
 
 setup: $(STAMP)
 
@@ -25,8 +25,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 
-# The developers' tools (pytest, nbval, ruff): the `dev` extra.
-$(DEV): $(STAMP)
+# The TAs' tools (grading/grader, not part of the students' package), and bubblewrap,
+# the sandbox of the grading kernels (installed when missing and we may: as root).
+TA     := $(VENV)/.installed-ta
+$(TA): $(STAMP) grading/pyproject.toml
+	$(BIN)/python -m pip install --quiet -e grading
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null); } \
+	  || echo "bubblewrap is missing: grading will run without its sandbox (see README)"
+	touch $(TA)
+
+# The developers' tools (pytest, nbval, ruff): the `dev` extra, and the TAs' tools.
+$(DEV): $(TA)
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(DEV)
 
@@ -41,20 +51,35 @@ test: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
-release: setup
-	$(BIN)/python -m course_utils.grading release
+# The TA's steps (README, "For TAs"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
+# WORKERS=n (default: one per core), SCHEDULER=tcp://host:8786 (a Dask cluster),
+# REGRADE=1 (also unchanged submissions), MEMORY_GB=4 (per kernel), STUDENTS="ada bob".
+GRADER := $(BIN)/python -m grader
+GRADE_OPTIONS := $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
+	$(if $(REGRADE),--regrade) $(if $(MEMORY_GB),--memory-gb $(MEMORY_GB))
 
-autograde: setup
-	$(BIN)/python -m course_utils.grading autograde
+collect: $(TA)
+	@test -n "$(ZIP)" || { echo "usage: make collect ZIP=path/to/submissions.zip"; exit 2; }
+	$(GRADER) collect --zip "$(ZIP)" $(ASSIGNMENTS)
 
-feedback: setup
-	$(BIN)/python -m course_utils.grading feedback
+release: $(TA)
+	$(GRADER) release $(ASSIGNMENTS)
 
-grades: setup
-	$(BIN)/python -m course_utils.grading grades
+autograde: $(TA)
+	$(GRADER) autograde $(GRADE_OPTIONS) $(ASSIGNMENTS)
+
+feedback: $(TA)
+	$(GRADER) feedback $(foreach s,$(STUDENTS),--student $(s)) $(ASSIGNMENTS)
+
+grades: $(TA)
+	$(GRADER) grades
+
+report: $(TA)
+	$(GRADER) report
 
 bench: $(DEV)
 	$(BIN)/python -m tests.benchmarks
 
 clean:
-	rm -rf $(VENV) grading/autograded grading/feedback grading/gradebook.db grading/grades.csv
+	rm -rf $(VENV) grading/autograded grading/feedback grading/gradebook.db grading/grades.csv \
+	  grading/autograde_state.json grading/report.html

@@ -21,3 +21,11 @@ c.CourseDirectory.release_directory = "../notebooks"
 # cold kernel importing torch on a busy 2-core machine; 120 s still stops a student's
 # endless loop, and the notebooks' own cells stay under 10 s in their quick sizes.
 c.Execute.timeout = 120
+
+# Feedback shows each test's result and message, never the hidden tests' code
+# (grader.feedback; the TA tools are installed with `pip install -e grading`).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "grader.feedback.HideTestCode",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]

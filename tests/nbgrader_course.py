@@ -6,7 +6,8 @@ from pathlib import Path
 
 import nbformat
 
-from course_utils.grading import Course, release
+from grader.course import Course
+from grader.steps import release
 from tests.conftest import REPO
 
 SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", flags=re.M)
@@ -21,7 +22,8 @@ def make_course(root: Path, assignments: list[str]) -> Course:
         (root / "solutions" / assignment).symlink_to(REPO / "solutions" / assignment)
     (root / "notebooks").mkdir()
     course = Course(root / "grading")
-    release(course)
+    failed = release(course)
+    assert not failed, f"release failed: {failed}"
     return course
 
 
@@ -55,6 +57,6 @@ def submit(course: Course, assignment: str, student: str, answers: dict[str, str
     for cell in notebook.cells:
         if grade_id(cell) in answers:
             cell.source = answers[grade_id(cell)]
-    folder = course.root / "submitted" / student / assignment
+    folder = course.folder("submitted", student, assignment)
     folder.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, folder / f"{assignment}.ipynb")

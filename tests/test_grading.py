@@ -1,78 +1,71 @@
 """The grading round trip: solutions and correct alternatives get full marks, the blank
-release zero, each wrong answer (a library twin call too) loses exactly its own
-exercise's points, and a broken submission is reported without stopping the others.
+release zero, and each wrong answer (a library twin call too) loses exactly its own
+exercise's points.
 
-Each assignment is graded in a course of its own (its own gradebook), the courses side
-by side, one per core: the same nbgrader runs, in about half the time on two cores.
+One course holds every assignment and every case, and is graded as a TA grades a class:
+through ``grader.autograde`` with one worker per core, each submission in its sandbox.
+(Broken and malicious submissions are the adversarial class, tests/grader/.)
 """
 
 import csv
-import os
-from concurrent.futures import ThreadPoolExecutor
+import html
+import re
 
+import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
-from course_utils import checks, grading
+from course_utils import checks
+from grader import grades, runner, steps
+from grader.autograde import autograde
+from grader.course import Course
+from tests.conftest import REPO
 from tests.grading_cases import all_cases
 from tests.nbgrader_course import autograded_answers, make_course, solution_cells, submit
 
 pytestmark = pytest.mark.notebook
 
 CASES = all_cases()
-NOT_JSON, KERNEL_DIES = "not_json", "kernel_dies"
+HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", flags=re.S)
 
 
-def grade_one(root, assignment, broken: bool):
-    """A course over ``assignment`` with every case submitted and autograded."""
-    course = make_course(root, [assignment])
-    submit(course, assignment, "solution", solution_cells(assignment))
-    submit(course, assignment, "blank", {})
-    cases = CASES[assignment]
-    for student, answers in {**cases.WRONG, **cases.CORRECT}.items():
-        submit(course, assignment, student, {**solution_cells(assignment), **answers})
-    if broken:
-        not_json = course.root / "submitted" / NOT_JSON / assignment
-        not_json.mkdir(parents=True)
-        (not_json / f"{assignment}.ipynb").write_text("{ this is not a notebook")
-        first_answer = next(iter(solution_cells(assignment)))
-        submit(course, assignment, KERNEL_DIES, {first_answer: "import os\nos._exit(1)"})
-    return course, grading.autograde(course)
+def solution_notebook(assignment):
+    return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
+
+
+def grades_total(course, assignment, student):
+    """(score, max score) of a submission, read from the gradebook with nbgrader's API."""
+    with Gradebook(course.gradebook_url) as book:
+        submission = book.find_submission(assignment, student)
+        return submission.score, submission.max_score
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, assignments):
-    """{assignment: (its graded course, the submissions it could not grade)}.
-
-    The courses run side by side, one per core, so each kernel gets one thread
-    (OMP_NUM_THREADS=1): with PyTorch's default of one thread per core in every kernel they
-    fought over the cores (grading 06 and 07 together took 231 s, with one thread 133 s).
-    """
-    with (
-        pytest.MonkeyPatch.context() as environment,
-        ThreadPoolExecutor(max_workers=os.cpu_count()) as pool,
-    ):
-        environment.setenv("OMP_NUM_THREADS", "1")
-        futures = {
-            assignment: pool.submit(
-                grade_one, tmp_path_factory.mktemp(assignment), assignment, n == 0
-            )
-            for n, assignment in enumerate(assignments)
-        }
-        return {assignment: future.result() for assignment, future in futures.items()}
+def graded(tmp_path_factory, assignments) -> Course:
+    """A course over the assignments with every case submitted, autograded in parallel."""
+    course = make_course(tmp_path_factory.mktemp("class"), assignments)
+    for assignment in assignments:
+        submit(course, assignment, "solution", solution_cells(assignment))
+        submit(course, assignment, "blank", {})
+        cases = CASES[assignment]
+        for student, answers in {**cases.WRONG, **cases.CORRECT}.items():
+            submit(course, assignment, student, {**solution_cells(assignment), **answers})
+    summary = autograde(course, workers=runner.default_workers(), progress=False)
+    assert not summary.not_graded, summary.not_graded
+    return course
 
 
-def scores_of(graded, assignment, student):
+def scores_of(course, assignment, student):
     """{test cell: score} of one submission, and {test cell: maximum} of the assignment."""
-    course, _ = graded[assignment]
-    scores = grading.cell_scores(course, assignment, student)
-    got = {name: score for name, (score, _) in scores.items() if name.startswith("test_")}
-    return got, {name: most for name, (_, most) in scores.items()}
+    rows = [r for r in grades.cell_rows(course)
+            if r["assignment"] == assignment and r["student_id"] == student]
+    assert rows, f"{student}/{assignment} has no graded test cells"
+    return ({r["cell"]: r["score"] for r in rows}, {r["cell"]: r["max_score"] for r in rows})
 
 
-def grade_rows(graded, assignment, tmp_path):
-    course, _ = graded[assignment]
-    path = grading.write_grades(course, tmp_path / f"{assignment}.csv")
-    return {r["student_id"]: r for r in csv.DictReader(open(path))}
+def grade_rows(course, tmp_path):
+    path = grades.write_grades(course, tmp_path / "grades.csv")
+    return {(r["student_id"], r["assignment"]): r for r in csv.DictReader(open(path))}
 
 
 def test_every_answer_cell_has_a_wrong_and_a_correct_alternative_case(assignments):
@@ -86,17 +79,17 @@ def test_every_answer_cell_has_a_wrong_and_a_correct_alternative_case(assignment
             assert not missing, f"{assignment}: no {kind} case for {sorted(missing)}"
 
 
-def test_solution_gets_every_point_and_blank_gets_none(graded):
-    for assignment in graded:
+def test_solution_gets_every_point_and_blank_gets_none(graded, assignments):
+    for assignment in assignments:
         solution, maxima = scores_of(graded, assignment, "solution")
         assert len(solution) >= 3, f"{assignment} needs at least three autograded exercises"
-        assert solution == {name: maxima[name] for name in solution}, assignment
+        assert solution == maxima, assignment
         blank, _ = scores_of(graded, assignment, "blank")
         assert set(blank.values()) == {0}, assignment
 
 
-def test_a_wrong_answer_loses_its_own_points_and_no_others(graded):
-    for assignment in graded:
+def test_a_wrong_answer_loses_its_own_points_and_no_others(graded, assignments):
+    for assignment in assignments:
         for student, answers in CASES[assignment].WRONG.items():
             got, maxima = scores_of(graded, assignment, student)
             lost = {f"test_{grade_id}" for grade_id in answers}
@@ -105,44 +98,57 @@ def test_a_wrong_answer_loses_its_own_points_and_no_others(graded):
             assert got == expected, f"{assignment}/{student}"
 
 
-def test_a_correct_alternative_gets_every_point(graded):
-    for assignment in graded:
+def test_a_correct_alternative_gets_every_point(graded, assignments):
+    for assignment in assignments:
         for student in CASES[assignment].CORRECT:
             got, maxima = scores_of(graded, assignment, student)
-            expected = {name: maxima[name] for name in got}
-            assert got == expected, f"{assignment}/{student} is right but lost points"
+            assert got == maxima, f"{assignment}/{student} is right but lost points"
 
 
-def test_broken_submissions_are_reported_and_the_rest_are_graded(graded, tmp_path):
-    first = next(iter(graded))
-    _, failed = graded[first]
-    assert sorted(failed) == [f"{KERNEL_DIES}/{first}", f"{NOT_JSON}/{first}"]
-    assert all(not failed for _, failed in list(graded.values())[1:])
-    rows = grade_rows(graded, first, tmp_path)
-    assert rows[NOT_JSON]["status"] == rows[KERNEL_DIES]["status"] == "not graded"
-    assert rows["solution"]["status"] == "graded" and float(rows["solution"]["score"]) > 0
-    assert float(rows["blank"]["score"]) == 0
+def test_grades_csv_waits_for_the_written_answers_instead_of_giving_zero(graded, tmp_path):
+    rows = grade_rows(graded, tmp_path)
+    written = {a for a in graded.assignments()
+               if any(cell.cell_type == "markdown"
+                      and cell.metadata.get("nbgrader", {}).get("solution")
+                      for cell in solution_notebook(a).cells)}
+    assert written, "no assignment has a written answer"
+    for (student, assignment), row in rows.items():
+        # an untouched written answer scores 0 at once (nbgrader: "No response")
+        waits = assignment in written and student != "blank"
+        expected = "needs manual grading" if waits else "graded"
+        assert row["status"] == expected, (student, assignment, row)
 
 
-def test_answers_that_import_a_library_twin_are_flagged(graded, tmp_path):
+def test_answers_that_import_a_library_twin_are_flagged(graded, assignments, tmp_path):
+    rows = grade_rows(graded, tmp_path)
     flagged = 0
-    for assignment in graded:
-        rows = grade_rows(graded, assignment, tmp_path)
-        assert rows["solution"]["flags"] == "", assignment
+    for assignment in assignments:
+        assert rows["solution", assignment]["flags"] == "", assignment
         for student, answers in CASES[assignment].WRONG.items():
             for grade_id, code in answers.items():
                 if checks.imported_twins(code, grade_id):
-                    assert f"cell {grade_id} imports" in rows[student]["flags"], student
+                    assert f"cell {grade_id} imports" in rows[student, assignment]["flags"]
                     flagged += 1
     assert flagged, "no wrong-answer case imports a twin: the flags go untested"
 
 
-def test_feedback_shows_each_graded_submission_its_score(graded):
-    for assignment, (course, _) in graded.items():
-        grading.feedback(course)
+def test_feedback_shows_score_and_test_messages_but_no_hidden_test_code(graded, assignments):
+    """Feedback for the blank and solution students (one page each is enough to check)."""
+    assert not steps.feedback(graded, assignments, students=["solution", "blank"])
+    for assignment in assignments:
+        source = solution_notebook(assignment)
+        hidden = [line.strip() for cell in source.cells
+                  for line in HIDDEN.findall(cell.source)[0].splitlines()[1:-1]
+                  if HIDDEN.search(cell.source) and len(line.strip()) > 20]
         for student in ("solution", "blank"):
-            scores = grading.cell_scores(course, assignment, student).values()
-            total = sum(score for score, _ in scores)
-            maximum = sum(most for _, most in scores)
-            page = course.root / "feedback" / student / assignment / f"{assignment}.html"
-            assert f"Score: {total} / {maximum}" in page.read_text(), f"{student}/{assignment}"
+            rows = [r for r in grades.cell_rows(graded)
+                    if r["assignment"] == assignment and r["student_id"] == student]
+            total, maximum = grades_total(graded, assignment, student)
+            page = (graded.folder("feedback", student, assignment)
+                    / f"{assignment}.html").read_text()
+            assert f"Score: {total} / {maximum}" in page, f"{student}/{assignment}"
+            for line in hidden:
+                assert html.escape(line) not in page, f"{assignment}: hidden test shown: {line}"
+            for row in rows:
+                if row["message"]:
+                    assert html.escape(row["message"].splitlines()[-1]) in page, row

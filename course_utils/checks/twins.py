@@ -13,7 +13,7 @@ says why. Afterwards the real functions are back, for the checks and for later c
 
 ``TWINS`` maps an exercise's grade id (the name of the function the student writes, or
 of the value they compute) to the dotted paths of its twins. The grading also reads it to
-flag answer cells that import a twin (``course_utils.grading``).
+flag answer cells that import a twin (``grader.autograde``, the TA tools in grading/).
 """
 
 import ast

@@ -1,0 +1,14 @@
+"""The TA's side of the workbook: grade a whole class around nbgrader.
+
+    python -m grader collect ZIP        an LMS zip -> grading/submitted/<student>/<assignment>/
+    python -m grader release            solutions/ -> notebooks/ (and the gradebook)
+    python -m grader autograde          every new or changed submission, in parallel, sandboxed
+    python -m grader feedback           HTML per submission (hidden tests' results, not code)
+    python -m grader grades             grading/grades.csv (score, status, reason, flags)
+    python -m grader report             grading/report.html: the class at a glance
+
+nbgrader stays the grading engine (gradebook, checksums, locked cells, Formgrader); this
+package runs it one submission at a time in parallel, keeps student code in a sandbox and
+tells the TA what nbgrader does not: what could not be graded and why, what looks like
+tampering, and which mistakes the class made most.
+"""

@@ -1,0 +1,75 @@
+"""The TA's command line (the Makefile's collect, release, autograde, feedback, grades,
+report targets call it): ``python -m grader STEP [assignments] [options]``."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader import grades, steps
+from grader.autograde import autograde
+from grader.course import Course
+from grader.sandbox import GIB, Limits
+
+COURSE_ROOT = Path(__file__).resolve().parents[1]  # grading/, beside nbgrader_config.py
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    parser.add_argument("step", choices=["collect", "release", "autograde", "feedback",
+                                         "grades", "report"])
+    parser.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
+    parser.add_argument("--course-root", type=Path, default=COURSE_ROOT)
+    parser.add_argument("--zip", type=Path, help="collect: the LMS's zip of submissions")
+    parser.add_argument("--workers", type=int, default=0, help="default: one per core")
+    parser.add_argument("--scheduler", help="a Dask scheduler address, tcp://host:8786")
+    parser.add_argument("--regrade", action="store_true", help="regrade unchanged submissions")
+    parser.add_argument("--memory-gb", type=float, default=4.0, help="per kernel (default 4)")
+    parser.add_argument("--notebook-timeout", type=int, default=1800, help="seconds")
+    parser.add_argument("--student", action="append", help="feedback: only these students")
+    return parser.parse_args(argv)
+
+
+def report_failures(step: str, failed: dict[str, str]) -> int:
+    for name, message in failed.items():
+        print(f"{step} FAILED for {name}:\n{message}\n", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    course = Course(args.course_root)
+    if args.step == "collect":
+        from grader.collect import collect_zip
+
+        if args.zip is None:
+            sys.exit("collect needs the zip: python -m grader collect --zip PATH")
+        print(collect_zip(course, args.zip, args.assignments or None))
+    elif args.step == "release":
+        return report_failures("release", steps.release(course, args.assignments))
+    elif args.step == "autograde":
+        limits = Limits(memory_bytes=int(args.memory_gb * GIB),
+                        notebook_timeout=args.notebook_timeout)
+        summary = autograde(course, args.assignments, args.workers, args.scheduler,
+                            args.regrade, limits)
+        for note in summary.notes:
+            print(note)
+        print(f"graded {len(summary.graded)}, unchanged {len(summary.unchanged)}, "
+              f"not graded {len(summary.not_graded)}")
+        for name, reason in summary.not_graded.items():
+            print(f"NOT GRADED {name}: {reason}")
+    elif args.step == "feedback":
+        return report_failures("feedback", steps.feedback(course, args.assignments,
+                                                          args.student))
+    elif args.step == "grades":
+        print(f"wrote {grades.write_grades(course)}")
+    else:
+        from grader.report import write_report
+
+        path = write_report(grades.grade_rows(course), grades.cell_rows(course),
+                            course.root / "report.html")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Autograde a class: check every submission, grade the new and changed ones side by side.
+
+    autograde(course)                      every assignment, one worker per core
+    autograde(course, ["04_alpha3_by_hand"], workers=1)
+    autograde(course, scheduler="tcp://host:8786")   the same jobs on a Dask cluster
+
+Steps: read and check each submission folder (:mod:`grader.submissions`), flag answer
+cells that tamper with the tests or import a library twin, skip what was graded before
+unchanged, grade the rest with nbgrader in the sandbox (:mod:`grader.worker`, through
+:mod:`grader.runner`), and record each result in the gradebook as it arrives. A lock
+keeps two runs from writing the gradebook at once. Every submission ends ``graded`` (the
+cells that could not run score 0) or ``not graded`` with a reason.
+"""
+
+from dataclasses import dataclass, field
+
+import nbformat
+from filelock import FileLock
+
+from grader import gradebook, runner, state
+from grader.course import Course
+from grader.sandbox import Limits, unavailable
+from grader.submissions import Submission, inspect
+from grader.tamper import scan_notebook
+from grader.worker import Job, Result
+
+
+@dataclass
+class Summary:
+    """What a run did: graded, not graded (with reasons), skipped as unchanged, notes."""
+
+    graded: list[str] = field(default_factory=list)
+    not_graded: dict[str, str] = field(default_factory=dict)
+    unchanged: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def lock(course: Course) -> FileLock:
+    """The course's grading lock: one run at a time writes the gradebook."""
+    return FileLock(course.root / ".grading.lock")
+
+
+def flags(source: nbformat.NotebookNode, submission: Submission) -> list[str]:
+    """Answer cells that tamper with what the tests rely on, or import a library twin."""
+    from course_utils.checks import imported_twins
+
+    found = [str(flag) for flag in scan_notebook(submission.notebook, source)]
+    for cell in submission.notebook.cells:
+        grade = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and grade.get("solution"):
+            found += [f"cell {grade['grade_id']} imports {twin}"
+                      for twin in imported_twins(cell.source, grade.get("grade_id", ""))]
+    return found
+
+
+def autograde(
+    course: Course,
+    assignments: list[str] | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    regrade: bool = False,
+    limits: Limits | None = None,
+    progress: bool = True,
+) -> Summary:
+    """Grade every new or changed submission (all of them if ``regrade``)."""
+    workers = workers or runner.default_workers()
+    limits = limits or Limits()
+    summary = Summary()
+    if limits.sandbox and unavailable():
+        summary.notes.append(unavailable())
+    with lock(course):
+        outcomes = state.load(course)
+        jobs = []
+        for assignment in assignments or course.assignments():
+            jobs += _plan(course, assignment, workers, regrade, limits, outcomes, summary)
+        state.save(course, outcomes)
+        for result in runner.run(jobs, workers, scheduler, progress=progress):
+            outcome = outcomes[result.name]
+            if result.graded:
+                gradebook.record(course, result)
+                summary.graded.append(result.name)
+                outcome.reason = "; ".join(filter(None, [outcome.reason, timed_out(result)]))
+            else:
+                gradebook.forget(course, result.assignment, result.student)
+                summary.not_graded[result.name] = result.reason
+                outcome.reason = "; ".join(filter(None, [outcome.reason, result.reason]))
+            outcome.status = "graded" if result.graded else "not graded"
+            state.save(course, outcomes)
+    return summary
+
+
+def _plan(course, assignment, workers, regrade, limits, outcomes, summary) -> list[Job]:
+    """Check each submission of ``assignment``; the jobs of those to grade."""
+    students = course.submissions(assignment)
+    if not students:
+        return []
+    if not gradebook.knows(course, assignment):
+        raise RuntimeError(f"the gradebook does not know {assignment}: run `make release` first")
+    source_path = course.source / assignment / f"{assignment}.ipynb"
+    source_bytes = source_path.read_bytes()
+    source = nbformat.reads(source_bytes.decode(), as_version=4)
+    snapshot, config = None, (course.root / "nbgrader_config.py").read_text()
+    threads = max(1, runner.default_workers() // workers)
+    jobs = []
+    for student in students:
+        submission = inspect(course, student, assignment)
+        summary.notes += [f"{submission.name}: {note}" for note in submission.notes]
+        fingerprint = submission.fingerprint(source_bytes)
+        previous = outcomes.get(submission.name)
+        if not regrade and previous and previous.fingerprint == fingerprint:
+            summary.unchanged.append(submission.name)
+            continue
+        outcome = state.Outcome("not graded", "; ".join(submission.notes), [], fingerprint)
+        outcomes[submission.name] = outcome
+        if submission.problem:
+            gradebook.forget(course, assignment, student)
+            outcome.reason = "; ".join(filter(None, [outcome.reason, submission.problem]))
+            summary.not_graded[submission.name] = submission.problem
+            continue
+        outcome.flags = flags(source, submission)
+        snapshot = snapshot or gradebook.snapshot(course, assignment)
+        jobs.append(Job(assignment, student, submission.files, snapshot, config, limits, threads))
+    return jobs
+
+
+def timed_out(result: Result) -> str:
+    """'cell <id> timed out' (or ran out of memory) for each such cell of the result."""
+    events = []
+    for text in result.notebooks.values():
+        for cell in nbformat.reads(text, as_version=4).cells:
+            for output in cell.get("outputs", []):
+                if output.get("output_type") != "error":
+                    continue
+                where = cell.metadata.get("nbgrader", {}).get("grade_id") or f"id {cell.get('id')}"
+                if output.ename == "CellTimeoutError":
+                    events.append(f"cell {where} timed out")
+                elif output.ename == "MemoryError":
+                    events.append(f"cell {where} ran out of memory")
+    return "; ".join(events)
+

@@ -1,0 +1,88 @@
+"""The TA's gradebook: what a grading job needs from it, and what it brings back.
+
+Only the process that runs the grading writes the gradebook, one result at a time,
+through nbgrader's own API, so that parallel jobs can never corrupt it.
+"""
+
+import shutil
+import sqlite3
+import tempfile
+import warnings
+from datetime import datetime
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+from sqlalchemy.exc import SAWarning
+
+from grader.course import Course
+from grader.worker import Result
+
+
+def knows(course: Course, assignment: str) -> bool:
+    """Whether ``make release`` has recorded ``assignment`` (its tests) in the gradebook."""
+    if not course.gradebook_path.exists():
+        return False
+    with Gradebook(course.gradebook_url) as book:
+        try:
+            book.find_assignment(assignment)
+        except MissingEntry:
+            return False
+    return True
+
+
+def snapshot(course: Course, assignment: str) -> bytes:
+    """A copy of the gradebook that holds ``assignment`` alone: no student, no submission.
+
+    A grading job carries it (to a Dask worker too), so it must not carry the class.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "gradebook.db"
+        with sqlite3.connect(course.gradebook_path) as source, sqlite3.connect(copy) as target:
+            source.backup(target)  # a consistent copy even while another process reads it
+        with Gradebook(f"sqlite:///{copy}") as book:
+            for other in book.assignments:
+                if other.name != assignment:
+                    book.remove_assignment(other.name)
+            for student in book.students:
+                for submission in list(student.submissions):
+                    book.remove_submission(submission.assignment.name, student.id)
+                book.remove_student(student.id)
+        with sqlite3.connect(copy) as database:
+            database.execute("VACUUM")
+        return copy.read_bytes()
+
+
+def record(course: Course, result: Result) -> None:
+    """Save a graded ``result`` in the gradebook and its notebooks in ``autograded/``."""
+    timestamp = datetime.fromisoformat(result.timestamp) if result.timestamp else None
+    with Gradebook(course.gradebook_url) as book, warnings.catch_warnings():
+        # nbgrader's own autograde warns so too when it creates a submission
+        warnings.filterwarnings("ignore", "Object of type", category=SAWarning)
+        book.update_or_create_student(result.student)
+        extra = {"timestamp": timestamp} if timestamp else {}
+        submission = book.update_or_create_submission(result.assignment, result.student, **extra)
+        for notebook in submission.notebooks:
+            scores = result.scores.get(notebook.name, {})
+            for grade in notebook.grades:
+                if grade.name in scores:
+                    grade.auto_score = scores[grade.name].auto_score
+                    grade.needs_manual_grade = scores[grade.name].needs_manual_grade
+            comments = result.comments.get(notebook.name, {})
+            for comment in notebook.comments:
+                comment.auto_comment = comments.get(comment.name, comment.auto_comment)
+        book.db.commit()
+    folder = course.folder("autograded", result.student, result.assignment)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for name, text in result.notebooks.items():
+        (folder / name).write_text(text)
+
+
+def forget(course: Course, assignment: str, student: str) -> None:
+    """Remove a submission's grades and autograded notebooks (it could not be graded)."""
+    shutil.rmtree(course.folder("autograded", student, assignment), ignore_errors=True)
+    with Gradebook(course.gradebook_url) as book:
+        try:
+            book.remove_submission(assignment, student)
+        except MissingEntry:
+            pass

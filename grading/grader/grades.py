@@ -1,0 +1,103 @@
+"""The class's grades: one row per student and assignment, and one per test cell.
+
+Status of a row:
+
+- ``graded``: every point is in; ``score`` is the total.
+- ``needs manual grading``: autograded, but a written answer waits for a TA in
+  Formgrader; ``score`` counts the points given so far, not a 0 for the written answer.
+- ``not graded``: nbgrader could not grade it; ``reason`` says why.
+- ``missing``: a student of the roster who submitted nothing.
+
+``reason`` also names cells that timed out or ran out of memory, notebooks saved under
+another name and students who are not on the roster; ``flags`` lists the answer lines a
+TA should look at (tampering, library twins).
+"""
+
+import csv
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+
+from grader import state
+from grader.course import Course
+
+COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "reason", "flags"]
+
+
+def _row(student, assignment, status, reason="", flags=(), score="", max_score="") -> dict:
+    return {"student_id": student, "assignment": assignment, "score": score,
+            "max_score": max_score, "status": status, "reason": reason,
+            "flags": "; ".join(flags)}
+
+
+def grade_rows(course: Course) -> list[dict]:
+    """One row per (student, assignment) of the roster and of everyone who submitted."""
+    roster = course.roster()
+    submitters = course.students()
+    students = sorted(set(roster or []) | set(submitters))
+    assignments = [a for a in course.assignments() if course.submissions(a)]
+    outcomes = state.load(course)
+    rows = []
+    with Gradebook(course.gradebook_url) as book:
+        for assignment in assignments:
+            for student in students:
+                row = _submission_row(course, book, outcomes, student, assignment)
+                if roster is not None and student not in roster:
+                    row["reason"] = "; ".join(filter(None, [row["reason"], "not on the roster"]))
+                rows.append(row)
+    return rows
+
+
+def _submission_row(course, book, outcomes, student, assignment) -> dict:
+    if not course.folder("submitted", student, assignment).is_dir():
+        return _row(student, assignment, "missing", "nothing submitted")
+    outcome = outcomes.get(f"{student}/{assignment}")
+    if outcome is None:
+        return _row(student, assignment, "not graded", "not autograded yet")
+    if outcome.status != "graded":
+        return _row(student, assignment, "not graded", outcome.reason, outcome.flags)
+    try:
+        submission = book.find_submission(assignment, student)
+    except MissingEntry:
+        return _row(student, assignment, "not graded", "not in the gradebook", outcome.flags)
+    grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
+    waiting = any(grade.needs_manual_grade for grade in grades)
+    return _row(student, assignment, "needs manual grading" if waiting else "graded",
+                outcome.reason, outcome.flags, score=submission.score,
+                max_score=submission.max_score)
+
+
+def cell_rows(course: Course) -> list[dict]:
+    """One row per test cell of every graded submission: its score and its message."""
+    from grader.report import test_cell_results
+
+    rows = []
+    outcomes = state.load(course)
+    with Gradebook(course.gradebook_url) as book:
+        for name, outcome in sorted(outcomes.items()):
+            if outcome.status != "graded":
+                continue
+            student, assignment = name.split("/")
+            path = course.notebook("autograded", student, assignment)
+            try:
+                notebook = book.find_submission_notebook(assignment, assignment, student)
+            except MissingEntry:
+                continue
+            messages = test_cell_results(nbformat.read(path, as_version=4))
+            for grade in notebook.grades:
+                if grade.name in messages:
+                    rows.append({"student_id": student, "assignment": assignment,
+                                 "cell": grade.name, "score": grade.score,
+                                 "max_score": grade.max_score, "message": messages[grade.name]})
+    return rows
+
+
+def write_grades(course: Course, path: Path | None = None) -> Path:
+    """Write grades.csv (``COLUMNS``)."""
+    path = path or course.root / "grades.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(grade_rows(course))
+    return path

@@ -1,0 +1,140 @@
+"""The grading kernel in a sandbox: student code sees only its own scratch folder.
+
+nbgrader runs outside the sandbox (it needs the gradebook); the kernel that runs the
+student's code is started inside bubblewrap (``bwrap``, Linux user namespaces) with
+
+- the system, Python and the workbook's packages mounted **read-only**, and nothing
+  else of the machine: no ``solutions/``, no gradebook, no other submission, no home;
+- writable: the submission's own scratch copy (its working directory), a scratch home,
+  and a private ``/tmp`` that vanishes with the kernel;
+- **no network**: a network namespace of its own, with only its own loopback; the kernel
+  talks to nbgrader over Unix sockets (``KernelManager.transport = "ipc"``) in a folder
+  shared with it;
+- its own process namespace (it cannot signal the other kernels) and a cleared
+  environment (no TA's tokens);
+- a cap on its address space (``prlimit --as``): an allocation past it is a
+  ``MemoryError`` in that cell, not a machine out of memory.
+
+Where bubblewrap is missing or cannot create namespaces, grading still runs, with the
+memory cap only, and :func:`unavailable` says plainly what is not protected.
+"""
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+GIB = 1024**3
+KERNEL_NAME = "course-sandbox"
+# Variables the kernel keeps from the grader's environment (everything else is cleared).
+PASSED_ON = (
+    "LANG", "LC_ALL", "COURSE_QUICK", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+    "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+)
+SYSTEM_FOLDERS = ("/usr", "/etc", "/bin", "/lib", "/lib64", "/sbin")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may use: memory per kernel, and time per cell and per notebook."""
+
+    memory_bytes: int = 4 * GIB
+    cell_timeout: int | None = None  # None: the course's Execute.timeout
+    notebook_timeout: int = 1800
+    sandbox: bool = True  # False: run without bubblewrap even where it works
+
+    def __post_init__(self):
+        for name in ("memory_bytes", "notebook_timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"Limits.{name} must be a positive int, got {value!r}")
+
+
+@functools.cache
+def unavailable() -> str | None:
+    """None when bubblewrap can sandbox a kernel here, else what is not protected and why."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        reason = "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
+    else:
+        probe = subprocess.run(
+            [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+            capture_output=True, text=True,
+        )
+        if probe.returncode == 0:
+            return None
+        reason = f"bwrap cannot create namespaces here: {probe.stderr.strip()}"
+    return (
+        f"NOT SANDBOXED: {reason}. Student code runs as the grader's user: it can read "
+        "solutions/, the gradebook and other submissions, write anywhere the grader can, and "
+        "use the network. Only the memory and time limits apply."
+    )
+
+
+def read_only_folders() -> list[Path]:
+    """What a kernel must read: the system, Python, the virtual environment, the workbook."""
+
+    import course_utils  # the package the notebooks import, wherever it is installed
+
+    folders = [Path(sys.base_prefix), Path(sys.prefix), Path(course_utils.__file__).parent]
+    return [folder.resolve() for folder in folders if folder.exists()]
+
+
+def make_home(home: Path) -> Path:
+    """A scratch home for one kernel, with matplotlib's font list (no rebuild per kernel)."""
+    import matplotlib
+
+    cache = home / ".cache" / "matplotlib"
+    cache.mkdir(parents=True, exist_ok=True)
+    for fonts in Path(matplotlib.get_cachedir()).glob("fontlist*.json"):
+        shutil.copy(fonts, cache)
+    return home
+
+
+def bwrap_arguments(workdir: Path, home: Path, sockets: Path) -> list[str]:
+    """bubblewrap's options: a read-only system, writable ``workdir``, ``home`` and
+    ``sockets`` (the kernel's Unix sockets), and no network."""
+    arguments = ["--tmpfs", "/tmp"]  # first: the binds below may lie under /tmp
+    for folder in SYSTEM_FOLDERS:
+        path = Path(folder)
+        if path.is_symlink():
+            arguments += ["--symlink", os.readlink(path), folder]
+        elif path.exists():
+            arguments += ["--ro-bind", folder, folder]
+    for folder in read_only_folders():
+        arguments += ["--ro-bind", str(folder), str(folder)]
+    for folder in (workdir, home, sockets):
+        arguments += ["--bind", str(folder), str(folder)]
+    return arguments + [
+        "--dev", "/dev", "--proc", "/proc", "--chdir", str(workdir),
+        "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1", "--clearenv",
+    ]
+
+
+def kernel_argv(workdir: Path, home: Path, sockets: Path, limits: Limits) -> list[str]:
+    """The command that starts one grading kernel (a kernelspec's ``argv``) in ``workdir``."""
+    kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    capped = ["prlimit", f"--as={limits.memory_bytes}", "--", *kernel]
+    if not limits.sandbox or unavailable():
+        return capped
+    environment = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
+    environment |= {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": str(home),
+        "NBGRADER_EXECUTION": "autograde",
+    }
+    settings = [part for name, value in environment.items() for part in ("--setenv", name, value)]
+    return ["bwrap", *bwrap_arguments(workdir, home, sockets), *settings, *capped]
+
+
+def write_kernelspec(jupyter_path: Path, argv: list[str]) -> str:
+    """Install the kernelspec ``argv`` under ``jupyter_path/kernels``; return its name."""
+    folder = jupyter_path / "kernels" / KERNEL_NAME
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = {"argv": argv, "display_name": "Python 3 (grading sandbox)", "language": "python"}
+    (folder / "kernel.json").write_text(json.dumps(spec, indent=1))
+    return KERNEL_NAME

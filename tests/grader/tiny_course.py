@@ -1,0 +1,132 @@
+"""A tiny generated assignment, and a class of students who break every rule.
+
+The assignment ``tiny`` has two autograded exercises (``double``: 2 points, ``square``:
+1 point, each with visible and hidden tests) and a written answer (1 point, graded by
+hand). Its kernels start in about a second, so the adversarial class costs little: each
+student is one way a submission can break, cheat or attack the grader.
+"""
+
+import shutil
+import socket
+import threading
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from grader.course import Course
+from grader.sandbox import Limits
+from grader.steps import release
+from tests.conftest import REPO
+
+ASSIGNMENT = "tiny"
+LIMITS = Limits(memory_bytes=2 * 1024**3, cell_timeout=15, notebook_timeout=90)
+
+
+def _grade(kind: str, grade_id: str, points: int = 0) -> dict:
+    """nbgrader's metadata of a cell: setup (locked), answer, test, or written answer."""
+    metadata = {"grade_id": grade_id, "schema_version": 3, "task": False,
+                "grade": kind in ("test", "written"), "solution": kind in ("answer", "written"),
+                "locked": kind in ("setup", "test")}
+    if metadata["grade"]:
+        metadata["points"] = points
+    return {"nbgrader": metadata}
+
+
+SOLUTIONS = {
+    "double": "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+    "square": "def square(x):\n    ### BEGIN SOLUTION\n    return x * x\n    ### END SOLUTION",
+}
+TESTS = {
+    "test_double": "assert double(2) == 4, 'double(2) should be 4'\n"
+                   "### BEGIN HIDDEN TESTS\n"
+                   "assert double(-3) == -6, 'double(-3) should be -6 (secret check)'\n"
+                   "### END HIDDEN TESTS",
+    "test_square": "assert square(3) == 9, 'square(3) should be 9'\n"
+                   "### BEGIN HIDDEN TESTS\n"
+                   "assert np.allclose(square(np.arange(3)), [0, 1, 4]), 'square of an array'\n"
+                   "### END HIDDEN TESTS",
+}
+
+
+def tiny_source() -> nbformat.NotebookNode:
+    cells = [
+        new_markdown_cell("# A tiny assignment"),
+        new_code_cell("import numpy as np", metadata=_grade("setup", "setup")),
+        new_code_cell(SOLUTIONS["double"], metadata=_grade("answer", "double")),
+        new_code_cell(TESTS["test_double"], metadata=_grade("test", "test_double", 2)),
+        new_code_cell(SOLUTIONS["square"], metadata=_grade("answer", "square")),
+        new_code_cell(TESTS["test_square"], metadata=_grade("test", "test_square", 1)),
+        new_markdown_cell("Why?\n\n=== BEGIN MARK SCHEME ===\nAny reason.\n"
+                          "=== END MARK SCHEME ===", metadata=_grade("written", "written", 1)),
+    ]
+    notebook = new_notebook(cells=cells)
+    notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}
+    return notebook
+
+
+def make_tiny_course(root) -> Course:
+    """A course in ``root`` whose one assignment is ``tiny``, released."""
+    (root / "grading").mkdir(parents=True)
+    shutil.copy(REPO / "grading" / "nbgrader_config.py", root / "grading")
+    (root / "solutions" / ASSIGNMENT).mkdir(parents=True)
+    nbformat.write(tiny_source(), root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    (root / "notebooks").mkdir()
+    course = Course(root / "grading")
+    assert not release(course)
+    return course
+
+
+def released(course: Course) -> nbformat.NotebookNode:
+    return nbformat.read(course.release / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+
+
+def answered(course: Course, answers: dict[str, str]) -> nbformat.NotebookNode:
+    """The release with ``answers`` ({grade id: code}) typed in; the others solved."""
+    notebook = released(course)
+    plain = {name: code.replace("    ### BEGIN SOLUTION\n", "").replace(
+        "\n    ### END SOLUTION", "") for name, code in SOLUTIONS.items()}
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+        elif grade_id in plain:
+            cell.source = plain[grade_id]
+    return notebook
+
+
+def hand_in(course: Course, student: str, files: dict[str, bytes | nbformat.NotebookNode]):
+    folder = course.folder("submitted", student, ASSIGNMENT)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        if isinstance(content, nbformat.NotebookNode):
+            content = nbformat.writes(content).encode()
+        (folder / name).write_bytes(content)
+
+
+class Listener:
+    """A TCP server on the host's loopback that counts the connections it gets."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.connections = 0
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while self.running:
+            try:
+                connection, _ = self.server.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            connection.close()
+
+    def close(self):
+        self.running = False
+        self.thread.join()
+        self.server.close()
+
