@@ -62,9 +62,10 @@ def main(argv=None) -> int:
                                                           args.student))
     elif args.step == "grades":
         print(f"wrote {grades.write_grades(course)}")
-    else:
+    else:  # the report, and grades.csv beside it
         from grader.report import write_report
 
+        print(f"wrote {grades.write_grades(course)}")
         path = write_report(grades.grade_rows(course), grades.cell_rows(course),
                             course.root / "report.html")
         print(f"wrote {path}")

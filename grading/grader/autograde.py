@@ -12,16 +12,18 @@ keeps two runs from writing the gradebook at once. Every submission ends ``grade
 cells that could not run score 0) or ``not graded`` with a reason.
 """
 
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import nbformat
 from filelock import FileLock
 
-from grader import gradebook, runner, state
+from grader import gradebook, runner, state, steps
 from grader.course import Course
 from grader.sandbox import Limits, unavailable
 from grader.submissions import Submission, inspect
-from grader.tamper import scan_notebook
+from grader.tamper import ScanContext, read_scan_context, scan_cell
 from grader.worker import Job, Result
 
 
@@ -40,16 +42,31 @@ def lock(course: Course) -> FileLock:
     return FileLock(course.root / ".grading.lock")
 
 
-def flags(source: nbformat.NotebookNode, submission: Submission) -> list[str]:
-    """Answer cells that tamper with what the tests rely on, or import a library twin."""
+def flags(source: nbformat.NotebookNode, context: ScanContext, submission: Submission) -> list[str]:
+    """Lines that tamper with what the tests rely on, or answers that import a library twin.
+
+    Scanned: the answer cells, and every other code cell nbgrader does not restore from the
+    gradebook (cells a student added or edited), in which only what the instructor's own
+    version of the cell does not do is flagged.
+    """
     from course_utils.checks import imported_twins
 
-    found = [str(flag) for flag in scan_notebook(submission.notebook, source)]
-    for cell in submission.notebook.cells:
+    original = {cell.get("id"): cell.source for cell in source.cells}
+    found = []
+    for number, cell in enumerate(submission.notebook.cells, start=1):
         grade = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and grade.get("solution"):
-            found += [f"cell {grade['grade_id']} imports {twin}"
-                      for twin in imported_twins(cell.source, grade.get("grade_id", ""))]
+        restored = grade.get("locked") or (grade.get("grade") and not grade.get("solution"))
+        if cell.cell_type != "code" or restored:
+            continue
+        name = grade.get("grade_id") or f"#{number}"  # flagged as "cell #3 line 2: ..."
+        new = scan_cell(cell.source, name, context)
+        if not grade.get("solution"):
+            known = {(flag.family, flag.code)
+                     for flag in scan_cell(original.get(cell.get("id"), ""), name, context)}
+            new = [flag for flag in new if (flag.family, flag.code) not in known]
+        found += [str(flag) for flag in new]
+        if grade.get("solution"):
+            found += [f"cell {name} imports {twin}" for twin in imported_twins(cell.source, name)]
     return found
 
 
@@ -95,10 +112,11 @@ def _plan(course, assignment, workers, regrade, limits, outcomes, summary) -> li
     if not students:
         return []
     if not gradebook.knows(course, assignment):
-        raise RuntimeError(f"the gradebook does not know {assignment}: run `make release` first")
+        record_tests(course, assignment)
     source_path = course.source / assignment / f"{assignment}.ipynb"
     source_bytes = source_path.read_bytes()
     source = nbformat.reads(source_bytes.decode(), as_version=4)
+    context = read_scan_context(source)
     snapshot, config = None, (course.root / "nbgrader_config.py").read_text()
     threads = max(1, runner.default_workers() // workers)
     jobs = []
@@ -117,10 +135,19 @@ def _plan(course, assignment, workers, regrade, limits, outcomes, summary) -> li
             outcome.reason = "; ".join(filter(None, [outcome.reason, submission.problem]))
             summary.not_graded[submission.name] = submission.problem
             continue
-        outcome.flags = flags(source, submission)
+        outcome.flags = flags(source, context, submission)
         snapshot = snapshot or gradebook.snapshot(course, assignment)
         jobs.append(Job(assignment, student, submission.files, snapshot, config, limits, threads))
     return jobs
+
+
+def record_tests(course: Course, assignment: str) -> None:
+    """Put ``assignment``'s cells and tests in the gradebook (as ``make release`` does),
+    releasing into a scratch folder so that the committed release stays as it is."""
+    with tempfile.TemporaryDirectory() as scratch:
+        failed = steps.release(course, [assignment], release_dir=Path(scratch))
+    if failed:
+        raise RuntimeError(f"cannot record the tests of {assignment}:\n{failed[assignment]}")
 
 
 def timed_out(result: Result) -> str:

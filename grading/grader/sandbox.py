@@ -135,6 +135,8 @@ def write_kernelspec(jupyter_path: Path, argv: list[str]) -> str:
     """Install the kernelspec ``argv`` under ``jupyter_path/kernels``; return its name."""
     folder = jupyter_path / "kernels" / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
-    spec = {"argv": argv, "display_name": "Python 3 (grading sandbox)", "language": "python"}
+    # A timed-out cell is interrupted by a message: a signal would stop bubblewrap, not the cell.
+    spec = {"argv": argv, "display_name": "Python 3 (grading sandbox)", "language": "python",
+            "interrupt_mode": "message"}
     (folder / "kernel.json").write_text(json.dumps(spec, indent=1))
     return KERNEL_NAME

@@ -44,7 +44,8 @@ def escape_attempts(course, port: int) -> str:
     }
     lines = ["import socket", "def attempt(what, action):", "    try:",
              "        action()", "        print(what, 'SUCCEEDED')",
-             "    except Exception as error:", "        print(what, 'blocked:', type(error).__name__)"]
+             "    except Exception as error:",
+             "        print(what, 'blocked:', type(error).__name__)"]
     lines += [f"attempt({what!r}, lambda: {code})" for what, code in targets.items()]
     return "\n".join(lines + ["def double(x):", "    return 2 * x"])
 
@@ -62,12 +63,21 @@ TAMPERING = {
         "def double(x):",
         "    return x",
     ]),
-    "square": "class Anything:\n    allclose = staticmethod(lambda *args, **kwargs: True)\n"
-              "np = Anything()\ndef square(x):\n    return x * x",
+    "square": "\n".join([
+        "import numpy",
+        "class Anything:",
+        "    allclose = staticmethod(lambda *args, **kwargs: True)",
+        "    def __getattr__(self, name):",
+        "        return getattr(numpy, name)",
+        "np = Anything()",
+        "def square(x):",
+        "    return x * x",
+    ]),
 }
 # (line in the cell, family) of each flag the tampering student must get
 TAMPER_FLAGS = [("double", 2, "checks"), ("double", 3, "numpy"), ("double", 5, "builtins"),
-                ("double", 7, "sys.modules"), ("double", 8, "IPython"), ("square", 3, "np")]
+                ("double", 7, "sys.modules"), ("double", 8, "IPython"), ("square", 6, "np"),
+                ("#3", 2, "builtins")]
 
 
 def the_class(course, port: int) -> dict[str, dict]:
@@ -82,6 +92,8 @@ def the_class(course, port: int) -> dict[str, dict]:
         if cell.cell_type == "code":
             cell.execution_count = 1
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="passed\n")]
+    tampering = answered(course, TAMPERING)  # and a cell of its own, that nbgrader keeps
+    tampering.cells.insert(2, nbformat.v4.new_code_cell("import builtins\nbuiltins.len = id"))
     name = f"{ASSIGNMENT}.ipynb"
     return {
         "perfect": {name: perfect},
@@ -99,7 +111,7 @@ def the_class(course, port: int) -> dict[str, dict]:
         "deleted_test": {name: not_the_tests},
         "edited_test": {name: edited},
         "faked_outputs": {name: faked},
-        "tampering": {name: answered(course, TAMPERING)},
+        "tampering": {name: tampering},
         "escape": {name: answered(course, {"double": escape_attempts(course, port)})},
     }
 

@@ -82,10 +82,12 @@ def released(course: Course) -> nbformat.NotebookNode:
 
 
 def answered(course: Course, answers: dict[str, str]) -> nbformat.NotebookNode:
-    """The release with ``answers`` ({grade id: code}) typed in; the others solved."""
+    """The release with ``answers`` ({grade id: code}) typed in; the others solved, and the
+    written answer written (so that it waits for a TA)."""
     notebook = released(course)
     plain = {name: code.replace("    ### BEGIN SOLUTION\n", "").replace(
         "\n    ### END SOLUTION", "") for name, code in SOLUTIONS.items()}
+    plain["written"] = "Because doubling is adding a number to itself."
     for cell in notebook.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in answers:

@@ -1,0 +1,44 @@
+"""Autograding throughput: submissions of notebook 04 per minute, with 1 and N workers.
+
+The same class (the solution, the blank release and the wrong answers of
+tests/grading_cases/alpha3_by_hand.py) is graded twice from scratch, each submission by
+nbgrader with its kernel in the sandbox; N is one worker per core.
+"""
+
+import tempfile
+import time
+from pathlib import Path
+
+from grader.autograde import autograde
+from grader.runner import default_workers
+from tests.benchmarks.timing import Row
+from tests.grading_cases import all_cases
+from tests.nbgrader_course import make_course, solution_cells, submit
+
+ASSIGNMENT = "04_alpha3_by_hand"
+
+
+def graded_in(workers: int) -> tuple[int, float]:
+    """(submissions, seconds) of grading the class with ``workers`` workers."""
+    with tempfile.TemporaryDirectory() as root:
+        course = make_course(Path(root), [ASSIGNMENT])
+        submit(course, ASSIGNMENT, "solution", solution_cells(ASSIGNMENT))
+        submit(course, ASSIGNMENT, "blank", {})
+        for student, answers in all_cases()[ASSIGNMENT].WRONG.items():
+            submit(course, ASSIGNMENT, student, {**solution_cells(ASSIGNMENT), **answers})
+        start = time.perf_counter()
+        summary = autograde(course, workers=workers, progress=False)
+        seconds = time.perf_counter() - start
+    assert not summary.not_graded, summary.not_graded
+    return len(summary.graded), seconds
+
+
+def run():
+    cores = default_workers()
+    rates = {}
+    for workers in sorted({1, cores}):
+        count, seconds = graded_in(workers)
+        rates[workers] = 60 * count / seconds
+        yield Row(f"autograde {count} submissions of {ASSIGNMENT}",
+                  f"grader, {workers} worker(s), sandboxed", rates[workers], "subm/min",
+                  f"{seconds:.0f} s; {rates[workers] / rates[1]:.2f}x one worker")
