@@ -1,5 +1,6 @@
 """A throw-away nbgrader course for tests, and the student submissions put into it."""
 
+import html
 import re
 import shutil
 from pathlib import Path
@@ -60,3 +61,8 @@ def submit(course: Course, assignment: str, student: str, answers: dict[str, str
     folder = course.folder("submitted", student, assignment)
     folder.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, folder / f"{assignment}.ipynb")
+
+
+def page_text(path: Path) -> str:
+    """An HTML page's text, as a reader sees it (highlighted code splits lines into tags)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text()))

@@ -10,6 +10,7 @@ through ``grader.autograde`` with one worker per core, each submission in its sa
 import csv
 import html
 import re
+from collections import Counter
 
 import nbformat
 import pytest
@@ -19,9 +20,15 @@ from course_utils import checks
 from grader import grades, runner, steps
 from grader.autograde import autograde
 from grader.course import Course
+from grader.report import diagnosis, write_report
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
-from tests.nbgrader_course import autograded_answers, make_course, solution_cells, submit
+from tests.nbgrader_course import (
+    autograded_answers,
+    page_text,
+    solution_cells,
+    submit,
+)
 
 pytestmark = pytest.mark.notebook
 
@@ -41,9 +48,9 @@ def grades_total(course, assignment, student):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, assignments) -> Course:
-    """A course over the assignments with every case submitted, autograded in parallel."""
-    course = make_course(tmp_path_factory.mktemp("class"), assignments)
+def graded(course, assignments) -> Course:
+    """The session's course (released once, tests/conftest.py) with every case submitted,
+    autograded in parallel."""
     for assignment in assignments:
         submit(course, assignment, "solution", solution_cells(assignment))
         submit(course, assignment, "blank", {})
@@ -55,10 +62,15 @@ def graded(tmp_path_factory, assignments) -> Course:
     return course
 
 
-def scores_of(course, assignment, student):
+@pytest.fixture(scope="module")
+def cells(graded) -> list[dict]:
+    """One row per test cell of every graded submission (grades.cell_rows)."""
+    return grades.cell_rows(graded)
+
+
+def scores_of(cells, assignment, student):
     """{test cell: score} of one submission, and {test cell: maximum} of the assignment."""
-    rows = [r for r in grades.cell_rows(course)
-            if r["assignment"] == assignment and r["student_id"] == student]
+    rows = [r for r in cells if r["assignment"] == assignment and r["student_id"] == student]
     assert rows, f"{student}/{assignment} has no graded test cells"
     return ({r["cell"]: r["score"] for r in rows}, {r["cell"]: r["max_score"] for r in rows})
 
@@ -79,29 +91,29 @@ def test_every_answer_cell_has_a_wrong_and_a_correct_alternative_case(assignment
             assert not missing, f"{assignment}: no {kind} case for {sorted(missing)}"
 
 
-def test_solution_gets_every_point_and_blank_gets_none(graded, assignments):
+def test_solution_gets_every_point_and_blank_gets_none(cells, assignments):
     for assignment in assignments:
-        solution, maxima = scores_of(graded, assignment, "solution")
+        solution, maxima = scores_of(cells, assignment, "solution")
         assert len(solution) >= 3, f"{assignment} needs at least three autograded exercises"
         assert solution == maxima, assignment
-        blank, _ = scores_of(graded, assignment, "blank")
+        blank, _ = scores_of(cells, assignment, "blank")
         assert set(blank.values()) == {0}, assignment
 
 
-def test_a_wrong_answer_loses_its_own_points_and_no_others(graded, assignments):
+def test_a_wrong_answer_loses_its_own_points_and_no_others(cells, assignments):
     for assignment in assignments:
         for student, answers in CASES[assignment].WRONG.items():
-            got, maxima = scores_of(graded, assignment, student)
+            got, maxima = scores_of(cells, assignment, student)
             lost = {f"test_{grade_id}" for grade_id in answers}
             assert lost <= set(got), f"{assignment}: no test cells for {lost - set(got)}"
             expected = {name: 0 if name in lost else maxima[name] for name in got}
             assert got == expected, f"{assignment}/{student}"
 
 
-def test_a_correct_alternative_gets_every_point(graded, assignments):
+def test_a_correct_alternative_gets_every_point(cells, assignments):
     for assignment in assignments:
         for student in CASES[assignment].CORRECT:
-            got, maxima = scores_of(graded, assignment, student)
+            got, maxima = scores_of(cells, assignment, student)
             assert got == maxima, f"{assignment}/{student} is right but lost points"
 
 
@@ -113,6 +125,9 @@ def test_grades_csv_waits_for_the_written_answers_instead_of_giving_zero(graded,
                       for cell in solution_notebook(a).cells)}
     assert written, "no assignment has a written answer"
     for (student, assignment), row in rows.items():
+        if not graded.folder("submitted", student, assignment).is_dir():
+            assert row["status"] == "missing", row  # a student of another assignment's cases
+            continue
         # an untouched written answer scores 0 at once (nbgrader: "No response")
         waits = assignment in written and student != "blank"
         expected = "needs manual grading" if waits else "graded"
@@ -132,23 +147,41 @@ def test_answers_that_import_a_library_twin_are_flagged(graded, assignments, tmp
     assert flagged, "no wrong-answer case imports a twin: the flags go untested"
 
 
-def test_feedback_shows_score_and_test_messages_but_no_hidden_test_code(graded, assignments):
+def test_feedback_shows_score_and_test_messages_but_no_hidden_test_code(graded, cells,
+                                                                       assignments):
     """Feedback for the blank and solution students (one page each is enough to check)."""
     assert not steps.feedback(graded, assignments, students=["solution", "blank"])
     for assignment in assignments:
-        source = solution_notebook(assignment)
-        hidden = [line.strip() for cell in source.cells
-                  for line in HIDDEN.findall(cell.source)[0].splitlines()[1:-1]
-                  if HIDDEN.search(cell.source) and len(line.strip()) > 20]
+        hidden = [line.strip() for cell in solution_notebook(assignment).cells
+                  for region in HIDDEN.findall(cell.source)
+                  for line in region.splitlines()[1:-1] if len(line.strip()) > 20]
+        assert hidden, f"{assignment} has no hidden test lines to hide"
         for student in ("solution", "blank"):
-            rows = [r for r in grades.cell_rows(graded)
-                    if r["assignment"] == assignment and r["student_id"] == student]
             total, maximum = grades_total(graded, assignment, student)
-            page = (graded.folder("feedback", student, assignment)
-                    / f"{assignment}.html").read_text()
+            page = page_text(graded.folder("feedback", student, assignment)
+                             / f"{assignment}.html")
             assert f"Score: {total} / {maximum}" in page, f"{student}/{assignment}"
             for line in hidden:
-                assert html.escape(line) not in page, f"{assignment}: hidden test shown: {line}"
-            for row in rows:
-                if row["message"]:
-                    assert html.escape(row["message"].splitlines()[-1]) in page, row
+                assert line not in page, f"{assignment}: a hidden test line is shown: {line}"
+            for row in cells:
+                mine = (row["assignment"], row["student_id"]) == (assignment, student)
+                if mine and "Error" in row["message"]:  # an exception's "Name: message"
+                    assert row["message"].splitlines()[-1] in page, row
+
+
+def test_the_class_report_counts_each_mistake_the_checks_named(graded, cells, assignments,
+                                                                tmp_path):
+    """Each exercise's most frequent diagnosis is in the report, with its count."""
+    rows = grades.grade_rows(graded)
+    page = write_report(rows, cells, tmp_path / "report.html").read_text()
+    per_exercise = {}
+    for row in cells:
+        if row["message"]:
+            per_exercise.setdefault((row["assignment"], row["cell"]), Counter())[
+                diagnosis(row["message"])] += 1
+    assert per_exercise, "no test cell failed: the wrong cases did not reach the report"
+    for counts in per_exercise.values():
+        (most, count), = counts.most_common(1)
+        assert re.search(re.escape(html.escape(most)) + r".*?" + f">{count}<", page, re.S), most
+    if "04_alpha3_by_hand" in assignments:
+        assert html.escape(checks.attention.MISTAKES["no_scale"]) in page

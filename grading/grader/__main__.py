@@ -51,8 +51,6 @@ def main(argv=None) -> int:
                         notebook_timeout=args.notebook_timeout)
         summary = autograde(course, args.assignments, args.workers, args.scheduler,
                             args.regrade, limits)
-        for note in summary.notes:
-            print(note)
         print(f"graded {len(summary.graded)}, unchanged {len(summary.unchanged)}, "
               f"not graded {len(summary.not_graded)}")
         for name, reason in summary.not_graded.items():

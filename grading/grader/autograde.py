@@ -13,6 +13,7 @@ cells that could not run score 0) or ``not graded`` with a reason.
 """
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,12 @@ class Summary:
     not_graded: dict[str, str] = field(default_factory=dict)
     unchanged: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    tell: Callable[[str], None] = field(default=lambda note: None, repr=False)
+
+    def note(self, text: str) -> None:
+        """Keep ``text`` and tell it now (the TA reads it before the grading starts)."""
+        self.notes.append(text)
+        self.tell(text)
 
 
 def lock(course: Course) -> FileLock:
@@ -78,13 +85,15 @@ def autograde(
     regrade: bool = False,
     limits: Limits | None = None,
     progress: bool = True,
+    tell: Callable[[str], None] = print,
 ) -> Summary:
-    """Grade every new or changed submission (all of them if ``regrade``)."""
+    """Grade every new or changed submission (all of them if ``regrade``); ``tell`` hears
+    what the TA should know (no sandbox, a notebook saved under another name) at once."""
     workers = workers or runner.default_workers()
     limits = limits or Limits()
-    summary = Summary()
+    summary = Summary(tell=tell)
     if limits.sandbox and unavailable():
-        summary.notes.append(unavailable())
+        summary.note(unavailable())
     with lock(course):
         outcomes = state.load(course)
         jobs = []
@@ -122,7 +131,8 @@ def _plan(course, assignment, workers, regrade, limits, outcomes, summary) -> li
     jobs = []
     for student in students:
         submission = inspect(course, student, assignment)
-        summary.notes += [f"{submission.name}: {note}" for note in submission.notes]
+        for note in submission.notes:
+            summary.note(f"{submission.name}: {note}")
         fingerprint = submission.fingerprint(source_bytes)
         previous = outcomes.get(submission.name)
         if not regrade and previous and previous.fingerprint == fingerprint:

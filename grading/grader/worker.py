@@ -12,20 +12,16 @@ process that collects the results (:mod:`grader.gradebook`), one result at a tim
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.sandbox import Limits, kernel_argv, make_home, write_kernelspec
+from grader.steps import NBGRADER
 
 # What a Result keeps of nbgrader's log when a submission could not be graded.
 LOG_TAIL = 3000
-# `nbgrader ARGS`, less 2 s a run: jsonschema's optional IRI format checker builds a
-# grammar when imported (2.3 s), and nbgrader validates notebooks without it.
-NBGRADER = [sys.executable, "-c", "import sys; sys.modules['rfc3987_syntax'] = None; "
-            "from nbgrader.apps.nbgraderapp import main; sys.exit(main())"]
 
 
 @dataclass
