@@ -48,10 +48,12 @@ class Limits:
     sandbox: bool = True  # False: run without bubblewrap even where it works
 
     def __post_init__(self):
+        from course_utils.validation import integer
+
         for name in ("memory_bytes", "notebook_timeout"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Limits.{name} must be a positive int, got {value!r}")
+            integer(f"Limits.{name}", getattr(self, name), minimum=1)
+        if self.cell_timeout is not None:
+            integer("Limits.cell_timeout", self.cell_timeout, minimum=1)
 
 
 @functools.cache

@@ -1,0 +1,57 @@
+"""The grading kernel's command and limits, and grading where there is no sandbox."""
+
+import pytest
+
+from grader import autograde as autograde_module
+from grader import sandbox
+from grader.autograde import autograde
+from grader.sandbox import Limits, kernel_argv
+from tests.conftest import REPO
+from tests.grader.tiny_course import ASSIGNMENT, LIMITS, answered, hand_in, make_tiny_course
+
+
+@pytest.mark.parametrize("bad, error", [
+    ({"memory_bytes": True}, TypeError),
+    ({"memory_bytes": 0}, ValueError),
+    ({"notebook_timeout": 2.5}, TypeError),
+    ({"cell_timeout": -1}, ValueError),
+])
+def test_limits_refuse_what_is_not_a_positive_int(bad, error):
+    with pytest.raises(error, match=f"Limits.{next(iter(bad))}"):
+        Limits(**bad)
+
+
+def test_the_sandboxed_kernel_sees_its_folders_and_not_the_course(tmp_path, sandbox):
+    work, home, sockets = tmp_path / "work", tmp_path / "home", tmp_path / "run"
+    argv = kernel_argv(work, home, sockets, Limits(memory_bytes=2**30))
+    assert argv[0] == "bwrap" and "--unshare-all" in argv and "--clearenv" in argv
+    writable = {argv[i + 1] for i, part in enumerate(argv) if part == "--bind"}
+    assert writable == {str(work), str(home), str(sockets)}
+    mounted = {argv[i + 1] for i, part in enumerate(argv) if part in ("--bind", "--ro-bind")}
+    for secret in ("solutions", "grading", "notebooks", "tests"):
+        assert str(REPO / secret) not in mounted
+    assert str(REPO) not in mounted  # the workbook's package only, not the repository
+    assert argv[argv.index("prlimit") + 1] == f"--as={2**30}"
+
+
+def test_without_the_sandbox_the_kernel_is_only_capped(tmp_path):
+    argv = kernel_argv(tmp_path, tmp_path, tmp_path, Limits(sandbox=False))
+    assert argv[:2] == ["prlimit", f"--as={4 * 1024**3}"] and "bwrap" not in argv
+
+
+@pytest.mark.notebook
+def test_grading_without_bubblewrap_still_runs_and_says_what_is_not_protected(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    sandbox.unavailable.cache_clear()
+    try:
+        reason = sandbox.unavailable()
+        assert reason.startswith("NOT SANDBOXED") and "apt-get install bubblewrap" in reason
+        monkeypatch.setattr(autograde_module, "unavailable", sandbox.unavailable)
+        course = make_tiny_course(tmp_path)
+        hand_in(course, "ada", {f"{ASSIGNMENT}.ipynb": answered(course, {})})
+        told = []
+        summary = autograde(course, limits=LIMITS, progress=False, tell=told.append)
+        assert told == [reason] and summary.graded == [f"ada/{ASSIGNMENT}"]
+    finally:
+        sandbox.unavailable.cache_clear()
