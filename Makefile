@@ -44,7 +44,7 @@ lab: setup
 	$(BIN)/jupyter lab $(LAB_FLAGS) notebooks/
 
 # The TAs' JupyterLab: nbgrader's Formgrader reads grading/nbgrader_config.py.
-formgrader: setup
+formgrader: $(TA)
 	cd grading && ../$(BIN)/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=.. --ServerApp.default_url=/formgrader
 
 test: $(DEV)
