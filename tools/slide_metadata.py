@@ -19,6 +19,10 @@ fragment    a code cell right after a displayed formula: the formula, then what 
 -           any other cell: it continues the slide, or the fragment, above it
 ==========  ==========================================================================
 
+A cell of type ``-`` carries no slide type at all: that is what nbconvert and RISE read as
+``-``, and the live slideshow of JupyterLab (jupyterlab-slideshow) hides a cell whose type
+is the string "-".
+
 HAND_TUNED then overrides single cells (by notebook and cell id) where a rule cannot see
 how an argument unfolds. Only the slideshow metadata changes: sources, outputs and
 nbgrader's metadata stay as they are. The tool is idempotent: rerun it after editing a
@@ -37,6 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "skip", "notes", "-")
+CONTINUES = "-"  # the type of a cell without slide metadata
 
 # What the setup cell may call besides importing: the device, the seed, print options.
 SETUP_CALLS = {"get_device", "set_seed", "set_printoptions", "print"}
@@ -115,7 +120,7 @@ def slide_types(nb) -> list[str]:
         elif shows_formula(previous):
             types.append("fragment")
         else:
-            types.append("-")
+            types.append(CONTINUES)
     return types
 
 
@@ -127,19 +132,35 @@ def tuned_slide_types(nb, name: str) -> list[str]:
     ]
 
 
-def current_slide_types(nb) -> list[str | None]:
-    """The slide types the cells carry now (None where a cell has none)."""
+def stored_slide_types(nb) -> list[str | None]:
+    """The slide types the cells carry, as written (None where a cell has none)."""
     return [cell.metadata.get("slideshow", {}).get("slide_type") for cell in nb.cells]
+
+
+def wanted_stored_slide_types(nb, name: str) -> list[str | None]:
+    """The slide types the cells of notebook ``name`` should carry, as written."""
+    return [None if t == CONTINUES else t for t in tuned_slide_types(nb, name)]
+
+
+def set_slide_type(cell, slide_type: str | None) -> None:
+    """Write ``slide_type`` into the cell's metadata, or remove it (None)."""
+    if slide_type is not None:
+        cell.metadata.setdefault("slideshow", {})["slide_type"] = slide_type
+        return
+    slideshow = cell.metadata.get("slideshow", {})
+    slideshow.pop("slide_type", None)
+    if not slideshow:
+        cell.metadata.pop("slideshow", None)
 
 
 def apply(path: Path) -> bool:
     """Write the slide types into the notebook at ``path``; True when it changed."""
     nb = nbformat.read(path, as_version=4)
-    wanted = tuned_slide_types(nb, path.stem)
-    if current_slide_types(nb) == wanted:
+    wanted = wanted_stored_slide_types(nb, path.stem)
+    if stored_slide_types(nb) == wanted:
         return False
     for cell, slide_type in zip(nb.cells, wanted, strict=True):
-        cell.metadata.setdefault("slideshow", {})["slide_type"] = slide_type
+        set_slide_type(cell, slide_type)
     nbformat.write(nb, path)
     return True
 
@@ -147,7 +168,7 @@ def apply(path: Path) -> bool:
 def is_current(path: Path) -> bool:
     """Whether the notebook at ``path`` carries the slide types the rules give."""
     nb = nbformat.read(path, as_version=4)
-    return current_slide_types(nb) == tuned_slide_types(nb, path.stem)
+    return stored_slide_types(nb) == wanted_stored_slide_types(nb, path.stem)
 
 
 def main(argv=None) -> int:
