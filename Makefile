@@ -14,7 +14,8 @@ export TRANSFORMERS_OFFLINE := 1
 # Jupyter refuses to run as root (containers, CI) unless told to.
 LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: setup lab formgrader test collect release autograde feedback grades report bench clean
+.PHONY: setup lab formgrader test collect release autograde feedback grades report bench clean \
+	npm slides slide-metadata present
 
 setup: $(STAMP)
 
@@ -47,7 +48,31 @@ lab: setup
 formgrader: $(TA)
 	cd grading && ../$(BIN)/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=.. --ServerApp.default_url=/formgrader
 
-test: $(DEV)
+# The instructors' slides (README, "Instructors"). `make slides` writes a reveal.js deck per
+# solution notebook to slides/ from its committed outputs (tools/slides.py); npm fetches the
+# pinned JavaScript the decks load (Debian's nodejs and npm are installed when missing and we
+# may: as root). `make present` opens solutions/ in JupyterLab with its live slideshow (the
+# `slides` extra). `make slide-metadata` marks the cells' slide types again after an edit.
+LIVE   := $(VENV)/.installed-slides
+$(LIVE): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[slides]"
+	touch $(LIVE)
+
+npm:
+	@command -v npm >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null); } \
+	  || echo "npm is missing: make slides needs Node.js's npm (the slide tests skip their deck)"
+
+slides: setup npm
+	$(BIN)/python -m tools.slides
+
+slide-metadata: setup
+	$(BIN)/python -m tools.slide_metadata
+
+present: $(LIVE)
+	$(BIN)/jupyter lab $(LAB_FLAGS) solutions/
+
+test: $(DEV) npm
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
