@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: setup lab formgrader test collect release autograde feedback grades report bench clean \
-	npm slides slide-metadata present
+	npm slides slide-metadata present publish hub test-hub
 
 setup: $(STAMP)
 
@@ -72,9 +72,12 @@ slide-metadata: setup
 present: $(LIVE)
 	$(BIN)/jupyter lab $(LAB_FLAGS) solutions/
 
+# Two pytest processes, one test file each at a time (nbval keeps a notebook's cells in
+# one kernel): the serial tests run beside the grading round trip instead of after it.
+TEST_WORKERS := -n 2 --dist loadfile
 test: $(DEV) npm
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(TEST_WORKERS)
 
 # The TA's steps (README, "For TAs"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
 # WORKERS=n (default: one per core), SCHEDULER=tcp://host:8786 (a Dask cluster),
@@ -83,9 +86,14 @@ GRADER := $(BIN)/python -m grader
 GRADE_OPTIONS := $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 	$(if $(REGRADE),--regrade) $(if $(MEMORY_GB),--memory-gb $(MEMORY_GB))
 
+# Through nbgrader's exchange (grading/nbgrader_config.py; COURSE_EXCHANGE): `make publish`
+# (DUEDATE="2026-06-01 17:00", this machine's time, or with an offset), then `make collect`.
+publish: $(TA)
+	$(GRADER) publish $(if $(DUEDATE),--duedate "$(DUEDATE)") $(ASSIGNMENTS)
+
+# From the exchange, or from an LMS's zip with ZIP=path/to/submissions.zip.
 collect: $(TA)
-	@test -n "$(ZIP)" || { echo "usage: make collect ZIP=path/to/submissions.zip"; exit 2; }
-	$(GRADER) collect --zip "$(ZIP)" $(ASSIGNMENTS)
+	$(GRADER) collect $(if $(ZIP),--zip "$(ZIP)") $(ASSIGNMENTS)
 
 release: $(TA)
 	$(GRADER) release $(ASSIGNMENTS)
@@ -101,6 +109,23 @@ grades: $(TA)
 
 report: $(TA)
 	$(GRADER) report
+
+# The course server (README, "A course server"): JupyterHub (the `hub` extra) and its proxy,
+# configurable-http-proxy from npm, pinned, in .venv/node (4.x runs on Debian's Node.js 18;
+# 5.x needs 20). `make test-hub` runs tests/hub, the hub end to end with several users.
+HUB    := $(VENV)/.installed-hub
+PROXY_VERSION := 4.6.3
+$(HUB): $(TA) pyproject.toml | npm
+	$(BIN)/python -m pip install --quiet -e ".[hub]"
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/node \
+	  configurable-http-proxy@$(PROXY_VERSION)
+	touch $(HUB)
+
+hub: $(HUB)
+	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
+
+test-hub: $(HUB) $(DEV)
+	$(BIN)/python -m pytest tests/hub
 
 bench: $(DEV)
 	$(BIN)/python -m tests.benchmarks

@@ -152,9 +152,12 @@ def test_feedback_shows_score_and_test_messages_but_no_hidden_test_code(graded, 
     """Feedback for the blank and solution students (one page each is enough to check)."""
     assert not steps.feedback(graded, assignments, students=["solution", "blank"])
     for assignment in assignments:
-        hidden = [line.strip() for cell in solution_notebook(assignment).cells
-                  for region in HIDDEN.findall(cell.source)
-                  for line in region.splitlines()[1:-1] if len(line.strip()) > 20]
+        source = solution_notebook(assignment).cells
+        shown = {line.strip() for cell in source
+                 for line in HIDDEN.sub("", cell.source).splitlines()}
+        hidden = [line.strip() for cell in source for region in HIDDEN.findall(cell.source)
+                  for line in region.splitlines()[1:-1]
+                  if len(line.strip()) > 20 and line.strip() not in shown]
         assert hidden, f"{assignment} has no hidden test lines to hide"
         for student in ("solution", "blank"):
             total, maximum = grades_total(graded, assignment, student)

@@ -93,7 +93,7 @@ def the_class(course, port: int) -> dict[str, dict]:
             cell.execution_count = 1
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="passed\n")]
     tampering = answered(course, TAMPERING)  # and a cell of its own, that nbgrader keeps
-    tampering.cells.insert(2, nbformat.v4.new_code_cell("import builtins\nbuiltins.len = id"))
+    tampering.cells.insert(2, nbformat.v4.new_code_cell("import builtins\nbuiltins.quit = None"))
     name = f"{ASSIGNMENT}.ipynb"
     return {
         "perfect": {name: perfect},
