@@ -17,6 +17,17 @@ c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.source_directory = "../solutions"
 c.CourseDirectory.release_directory = "../notebooks"
 
+# The course's name on nbgrader's exchange, the folder through which students fetch a
+# release and submit their work (`make publish`, `make collect`, the Assignment List of
+# JupyterLab). By default it is grading/exchange/ (git-ignored), which needs no root. On a
+# machine where each student is a system user, every one of them must be able to write it:
+#     sudo mkdir -p /srv/nbgrader/exchange && sudo chmod ugo+rwx /srv/nbgrader/exchange
+#     export COURSE_EXCHANGE=/srv/nbgrader/exchange   (for the TA and the hub alike)
+c.CourseDirectory.course_id = "embeddings-attention-transformers"
+c.Exchange.root = os.environ.get(
+    "COURSE_EXCHANGE", os.path.join(c.CourseDirectory.root, "exchange")
+)
+
 # Per-cell time limit while autograding. nbgrader's default of 30 s is too short for a
 # cold kernel importing torch on a busy 2-core machine; 120 s still stops a student's
 # endless loop, and the notebooks' own cells stay under 10 s in their quick sizes.

@@ -1,11 +1,11 @@
-"""The TA's command line (the Makefile's collect, release, autograde, feedback, grades,
-report targets call it): ``python -m grader STEP [assignments] [options]``."""
+"""The TA's command line (the Makefile's publish, collect, release, autograde, feedback,
+grades, report targets call it): ``python -m grader STEP [assignments] [options]``."""
 
 import argparse
 import sys
 from pathlib import Path
 
-from grader import grades, steps
+from grader import exchange, grades, steps
 from grader.autograde import autograde
 from grader.course import Course
 from grader.sandbox import GIB, Limits
@@ -15,18 +15,22 @@ COURSE_ROOT = Path(__file__).resolve().parents[1]  # grading/, beside nbgrader_c
 
 def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
-    parser.add_argument("step", choices=["collect", "release", "autograde", "feedback",
-                                         "grades", "report"])
+    parser.add_argument("step", choices=["publish", "collect", "release", "autograde",
+                                         "feedback", "grades", "report"])
     parser.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
     parser.add_argument("--course-root", type=Path, default=COURSE_ROOT)
-    parser.add_argument("--zip", type=Path, help="collect: the LMS's zip of submissions")
+    parser.add_argument("--zip", type=Path, help="collect: the LMS's zip of submissions "
+                        "(without it: the exchange)")
+    parser.add_argument("--duedate", type=exchange.parse_duedate,
+                        help="publish: ISO 8601, '2026-06-01 17:00' (this machine's time) or "
+                        "'2026-06-01T17:00+02:00'")
     parser.add_argument("--workers", type=int, default=0, help="default: one per core")
     parser.add_argument("--scheduler", help="a Dask scheduler address, tcp://host:8786")
     parser.add_argument("--regrade", action="store_true", help="regrade unchanged submissions")
     parser.add_argument("--memory-gb", type=float, default=4.0, help="per kernel (default 4)")
     parser.add_argument("--notebook-timeout", type=int, default=1800, help="seconds")
     parser.add_argument("--student", action="append", help="feedback: only these students")
-    return parser.parse_args(argv)
+    return parser.parse_intermixed_args(argv)  # options may come between the ids
 
 
 def report_failures(step: str, failed: dict[str, str]) -> int:
@@ -38,11 +42,27 @@ def report_failures(step: str, failed: dict[str, str]) -> int:
 def main(argv=None) -> int:
     args = parse(argv)
     course = Course(args.course_root)
-    if args.step == "collect":
+    try:
+        return run(args, course)
+    except exchange.ExchangeUnavailable as error:
+        print(error, file=sys.stderr)
+        return 2
+
+
+def run(args, course: Course) -> int:
+    """Run ``args.step``; 1 when an assignment failed, else 0."""
+    if args.step == "publish":
+        failed = exchange.publish(course, args.assignments, args.duedate)
+        published = [a for a in args.assignments or course.assignments() if a not in failed]
+        print(f"published to {exchange.course_folder(course)}: {', '.join(published)}")
+        return report_failures("publish", failed)
+    elif args.step == "collect" and args.zip is None:
+        lines, failed = exchange.collect(course, args.assignments)
+        print("\n".join(lines))
+        return report_failures("collect", failed)
+    elif args.step == "collect":
         from grader.collect import collect_zip
 
-        if args.zip is None:
-            sys.exit("collect needs the zip: python -m grader collect --zip PATH")
         print(collect_zip(course, args.zip, args.assignments or None))
     elif args.step == "release":
         return report_failures("release", steps.release(course, args.assignments))
@@ -56,8 +76,10 @@ def main(argv=None) -> int:
         for name, reason in summary.not_graded.items():
             print(f"NOT GRADED {name}: {reason}")
     elif args.step == "feedback":
-        return report_failures("feedback", steps.feedback(course, args.assignments,
-                                                          args.student))
+        failed = steps.feedback(course, args.assignments, args.student)
+        written = [a for a in args.assignments or course.assignments() if a not in failed]
+        failed |= exchange.release_feedback(course, written, args.student)
+        return report_failures("feedback", failed)
     elif args.step == "grades":
         print(f"wrote {grades.write_grades(course)}")
     else:  # the report, and grades.csv beside it

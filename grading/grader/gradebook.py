@@ -17,6 +17,10 @@ from sqlalchemy.exc import SAWarning
 from grader.course import Course
 from grader.worker import Result
 
+# What nbgrader's exchange writes beside a submission: its time, and the secret that names
+# its feedback page in the exchange (release_feedback).
+EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")
+
 
 def knows(course: Course, assignment: str) -> bool:
     """Whether ``make release`` has recorded ``assignment`` (its tests) in the gradebook."""
@@ -76,6 +80,10 @@ def record(course: Course, result: Result) -> None:
     folder.mkdir(parents=True)
     for name, text in result.notebooks.items():
         (folder / name).write_text(text)
+    submitted = course.folder("submitted", result.student, result.assignment)
+    for name in EXCHANGE_FILES:  # kept as nbgrader's autograde keeps them, for the feedback
+        if (submitted / name).is_file():
+            shutil.copy(submitted / name, folder / name)
 
 
 def forget(course: Course, assignment: str, student: str) -> None:

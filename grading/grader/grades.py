@@ -10,7 +10,9 @@ Status of a row:
 
 ``reason`` also names cells that timed out or ran out of memory, notebooks saved under
 another name and students who are not on the roster; ``flags`` lists the answer lines a
-TA should look at (tampering, library twins).
+TA should look at (tampering, library twins). ``timestamp`` is when a submission that came
+through the exchange was submitted (UTC), and ``seconds_late`` how long after the
+assignment's due date (0 on time; empty without a due date or a timestamp).
 """
 
 import csv
@@ -19,16 +21,17 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from grader import state
+from grader import exchange, state
 from grader.course import Course
 
-COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "reason", "flags"]
+COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "reason", "flags",
+           "timestamp", "seconds_late"]
 
 
 def _row(student, assignment, status, reason="", flags=(), score="", max_score="") -> dict:
     return {"student_id": student, "assignment": assignment, "score": score,
             "max_score": max_score, "status": status, "reason": reason,
-            "flags": "; ".join(flags)}
+            "flags": "; ".join(flags), "timestamp": "", "seconds_late": ""}
 
 
 def grade_rows(course: Course) -> list[dict]:
@@ -41,12 +44,22 @@ def grade_rows(course: Course) -> list[dict]:
     rows = []
     with Gradebook(course.gradebook_url) as book:
         for assignment in assignments:
+            due = exchange.duedate(course, assignment)
             for student in students:
                 row = _submission_row(course, book, outcomes, student, assignment)
+                row |= _lateness(course, student, assignment, due)
                 if roster is not None and student not in roster:
                     row["reason"] = "; ".join(filter(None, [row["reason"], "not on the roster"]))
                 rows.append(row)
     return rows
+
+
+def _lateness(course, student, assignment, due) -> dict:
+    """The ``timestamp`` and ``seconds_late`` of a submission; empty when unknown."""
+    submitted = exchange.submitted_at(course, student, assignment)
+    late = exchange.seconds_late(submitted, due)
+    return {"timestamp": f"{submitted:%Y-%m-%dT%H:%M:%S}Z" if submitted else "",
+            "seconds_late": "" if late is None else late}
 
 
 def _submission_row(course, book, outcomes, student, assignment) -> dict:

@@ -1,7 +1,10 @@
 """nbgrader's own steps, run for each assignment and carried on past one that fails.
 
     release(course)        generate_assignment: solutions/ -> notebooks/, tests in the gradebook
+    publish(course)        release_assignment: notebooks/ -> the exchange, for students to fetch
+    collect(course)        collect: each student's latest submission, exchange -> submitted/
     feedback(course)       generate_feedback: one HTML page per graded submission
+    release_feedback(...)  release_feedback: those pages -> the exchange, for students to fetch
 
 Each returns the assignments that failed, with nbgrader's message, so that one broken
 assignment does not stop the others (the command line reports them and exits 1).
@@ -47,10 +50,31 @@ def release(course: Course, assignments=None, release_dir: Path | None = None) -
                  *extra)
 
 
+def publish(course: Course, assignments=None) -> dict[str, str]:
+    """Copy each assignment's release to the exchange (replacing an earlier one)."""
+    return _each(course, assignments or course.assignments(), "release_assignment", "--force")
+
+
+def collect(course: Course, assignments=None) -> dict[str, str]:
+    """Copy each student's latest submission from the exchange to submitted/, replacing an
+    older one collected before."""
+    return _each(course, assignments or course.assignments(), "collect", "--update")
+
+
 def feedback(course: Course, assignments=None, students=None) -> dict[str, str]:
     """Write the feedback pages of the graded submissions (of ``students`` only, if given)."""
     graded = [a for a in assignments or course.assignments()
               if any(course.folder("autograded", s, a).is_dir() for s in course.students())]
     others = sorted(set(course.students()) - set(students or course.students()))
-    exclude = [f"--CourseDirectory.student_id_exclude={','.join(others)}"] if others else []
-    return _each(course, graded, "generate_feedback", "--force", *exclude)
+    return _each(course, graded, "generate_feedback", "--force", *_excluding(others))
+
+
+def release_feedback(course: Course, assignment: str, students: list[str]) -> dict[str, str]:
+    """Copy the feedback pages of ``students`` to the exchange, where they fetch them."""
+    others = sorted(set(course.students()) - set(students))
+    return _each(course, [assignment], "release_feedback", *_excluding(others))
+
+
+def _excluding(students: list[str]) -> list[str]:
+    """nbgrader's option that leaves ``students`` out of a step."""
+    return [f"--CourseDirectory.student_id_exclude={','.join(students)}"] if students else []
