@@ -1,0 +1,154 @@
+"""JupyterHub for the course on one machine: ``make hub`` (README, "A course server").
+
+Accounts:
+
+* instructors (``COURSE_INSTRUCTORS``, default ``instructor``): JupyterLab on the
+  repository with Formgrader on the course (grading/nbgrader_config.py), hub admins;
+* everyone else is a student: JupyterLab on a home folder of their own, with nbgrader's
+  Assignment List (fetch, submit, fetch feedback) and Validate, without Formgrader.
+
+Each server runs this repository's environment (.venv), so its kernel is the workbook's.
+Which of nbgrader's tools a user gets comes from the role folders the course's image uses
+too (deploy/jupyter/student, deploy/jupyter/instructor: nbgrader's per-user settings of its
+server and lab extensions), on the server's JUPYTER_CONFIG_PATH, above the environment's
+settings and below the user's own ~/.jupyter. A student's nbgrader_config.py (the course,
+the exchange) is written before each start to ``COURSE_HUB_DATA/config/<name>/``.
+
+Log-in and spawning, for a demo and the tests: one password for the students and one for
+the instructors (``SharedPasswordAuthenticator``), and every server runs as the hub's own
+system user in ``homes/<name>/`` (``SimpleLocalProcessSpawner``): no system accounts, and
+no isolation either. The servers' APIs keep students apart (tests/hub checks), but a
+student's kernel or terminal can read and write whatever the hub's user can, and could
+submit in another's name. The README shows how a department swaps in its own login and
+one system user per student.
+
+Settings (environment variables):
+
+    COURSE_ROOT                      the course's grading/ folder (default: this repository's)
+    COURSE_EXCHANGE                  nbgrader's exchange (grading/nbgrader_config.py says)
+    COURSE_HUB_DATA                  the hub's database, secrets, homes (default: hub/data/)
+    COURSE_HUB_URL                   where it listens (default: http://127.0.0.1:8000)
+    COURSE_INSTRUCTORS               comma-separated user names (default: instructor)
+    COURSE_HUB_PASSWORD              the students' password (8+ characters)
+    COURSE_HUB_INSTRUCTOR_PASSWORD   the instructors' password (32+ characters)
+    COURSE_HUB_ADMIN_TOKEN           if set, an API token of a "course-admin" service that
+                                     may manage users, servers and tokens (the tests' way in)
+
+Passwords that are not set are made up once and kept in ``COURSE_HUB_DATA/passwords.json``.
+"""
+
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from jupyterhub.spawner import SimpleLocalProcessSpawner
+
+from grader import exchange
+from grader.course import Course
+
+c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
+
+REPO = Path(__file__).resolve().parents[1]
+COURSE = Course(Path(os.environ.get("COURSE_ROOT", REPO / "grading")))
+DATA = Path(os.environ.get("COURSE_HUB_DATA", REPO / "hub" / "data")).resolve()
+INSTRUCTORS = {name.strip() for name in os.environ.get("COURSE_INSTRUCTORS", "instructor")
+               .split(",") if name.strip()}
+BIN = Path(sys.executable).parent  # this environment's: the hub's, the servers', the kernels'
+
+ROLES = REPO / "deploy" / "jupyter"  # nbgrader's tools of a student, of an instructor
+
+DATA.mkdir(parents=True, exist_ok=True)
+
+
+def passwords() -> dict[str, str]:
+    """{"students": ..., "instructors": ...}: from the environment, else made up once."""
+    path = DATA / "passwords.json"
+    kept = json.loads(path.read_text()) if path.exists() else {}
+    chosen = {
+        "students": os.environ.get("COURSE_HUB_PASSWORD") or kept.get("students")
+        or secrets.token_urlsafe(9),
+        "instructors": os.environ.get("COURSE_HUB_INSTRUCTOR_PASSWORD")
+        or kept.get("instructors") or secrets.token_urlsafe(32),
+    }
+    if chosen != kept:
+        path.touch(mode=0o600)
+        path.write_text(json.dumps(chosen, indent=1))
+    return chosen
+
+
+def student_config(name: str, shared_system_user: bool) -> str:
+    """A student's nbgrader_config.py: the course's name, its exchange and, when every
+    server runs as one system user, who submits (else nbgrader takes the system user's)."""
+    lines = ["c = get_config()  # noqa: F821",
+             f"c.CourseDirectory.course_id = {COURSE.directory.course_id!r}",
+             f"c.Exchange.root = {str(exchange.root(COURSE))!r}"]
+    if shared_system_user:
+        lines.append(f"c.CourseDirectory.student_id = {name!r}")
+    return "\n".join(lines) + "\n"
+
+
+def prepare_server(spawner) -> None:
+    """Before a server starts: its role's nbgrader tools, and its nbgrader configuration.
+
+    An instructor's server opens on the course's folder, where Formgrader finds the course
+    (deploy/jupyter/instructor/nbgrader_config.py loads COURSE_DIR/grading's config)."""
+    name = spawner.user.name
+    if name in INSTRUCTORS:
+        paths = [ROLES / "instructor", ROLES / "student"]
+        spawner.environment = {**spawner.environment, "COURSE_DIR": str(COURSE.root.parent)}
+        spawner.notebook_dir = str(COURSE.root.parent)
+        spawner.default_url = "/formgrader"
+    else:
+        paths = [DATA / "config" / name, ROLES / "student"]
+        paths[0].mkdir(parents=True, exist_ok=True)
+        shared = isinstance(spawner, SimpleLocalProcessSpawner)
+        (paths[0] / "nbgrader_config.py").write_text(student_config(name, shared))
+    spawner.environment = {**spawner.environment,
+                           "JUPYTER_CONFIG_PATH": os.pathsep.join(map(str, paths))}
+
+
+c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "http://127.0.0.1:8000")
+c.JupyterHub.db_url = f"sqlite:///{DATA / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(DATA / "jupyterhub_cookie_secret")
+c.ConfigurableHTTPProxy.pid_file = str(DATA / "proxy.pid")
+PROXY = Path(sys.prefix) / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
+if PROXY.exists():  # the setup's (make hub); else the one on PATH
+    c.ConfigurableHTTPProxy.command = [str(PROXY)]
+
+PASSWORDS = passwords()
+c.JupyterHub.authenticator_class = "shared-password"
+c.SharedPasswordAuthenticator.user_password = PASSWORDS["students"]
+c.SharedPasswordAuthenticator.admin_password = PASSWORDS["instructors"]
+c.Authenticator.admin_users = INSTRUCTORS
+roster = COURSE.roster()
+if roster is None:
+    c.Authenticator.allow_all = True  # anyone with the students' password
+else:
+    c.Authenticator.allowed_users = set(roster)
+
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = str(DATA / "homes" / "{username}")
+c.Spawner.pre_spawn_hook = prepare_server
+c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
+c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
+c.Spawner.default_url = "/lab"
+c.Spawner.environment = {
+    "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", os.defpath)]),
+    "COURSE_EXCHANGE": str(exchange.root(COURSE)),  # the TA's commands in a terminal too
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+}
+# A cold JupyterLab on a busy two-core machine takes a while.
+c.Spawner.start_timeout = 180
+c.Spawner.http_timeout = 180
+
+if os.environ.get("COURSE_HUB_ADMIN_TOKEN"):
+    c.JupyterHub.services = [{"name": "course-admin",
+                              "api_token": os.environ["COURSE_HUB_ADMIN_TOKEN"]}]
+    c.JupyterHub.load_roles = [{
+        "name": "course-admin",
+        "scopes": ["admin:users", "admin:servers", "tokens", "list:users"],
+        "services": ["course-admin"],
+    }]

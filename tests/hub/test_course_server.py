@@ -1,0 +1,276 @@
+"""A term on the course server, end to end: JupyterHub (hub/jupyterhub_config.py) on a
+throw-away course, an instructor and three students, everything through the hub's REST API
+and each user's own server (nbgrader's Assignment List handlers, the contents API) with
+each user's own token; the TA's steps through the TA command line (``make publish``,
+``make collect``, ``make feedback``) and ``grader.autograde``.
+
+The term: the instructor publishes 04 with a due date a week away; ada, bob and carol
+fetch it; ada submits a blank copy, then the right answers; bob submits a typical mistake
+(the scale hard-coded as 2); the instructor moves the due date to now; carol submits her
+blank copy after it. The instructor collects, autogrades, writes feedback and grades; each
+student fetches their feedback. The roster lists ada, bob and dan (who never submits),
+not carol.
+"""
+
+import html
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import grades
+from grader.autograde import autograde
+from grader.course import Course
+from tests.conftest import REPO
+from tests.grading_cases.alpha3_by_hand import WRONG
+from tests.hub.hub_client import Hub, UserServer
+from tests.hub.hub_server import running_hub
+from tests.nbgrader_course import make_course, solution_cells
+
+pytestmark = pytest.mark.notebook
+
+ASSIGNMENT = "04_alpha3_by_hand"
+NOTEBOOK = f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
+INSTRUCTOR = "instructor"
+MISTAKE = "hard_codes_two"
+ANSWERS = {
+    "ada": solution_cells(ASSIGNMENT),
+    "bob": {**solution_cells(ASSIGNMENT), **WRONG[MISTAKE]},
+    "carol": {},
+}
+ROSTER = ["ada", "bob", "dan"]
+
+
+def marker(name: str) -> str:
+    """A string found in ``name``'s notebook only (its metadata), to catch a leak."""
+    return f"work-of-{name}-7f3a9c"
+
+
+@dataclass
+class Term:
+    course: Course
+    exchange: Path
+    log: Path
+    servers: dict[str, UserServer]
+    course_id: str
+    outputs: dict[str, str] = field(default_factory=dict)  # TA step: what it printed
+    lists: dict[str, list[dict]] = field(default_factory=dict)  # student: after fetching
+
+
+def run_ta(course: Course, *args: str) -> str:
+    """``python -m grader ARGS`` as the Makefile runs it; its output (it must succeed)."""
+    done = subprocess.run([sys.executable, "-m", "grader", "--course-root", str(course.root),
+                           *args], capture_output=True, text=True)
+    assert done.returncode == 0, f"grader {args}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def answer(server: UserServer, answers: dict[str, str]) -> None:
+    """Type ``answers`` into the fetched notebook's answer cells and save it."""
+    notebook = server.read_notebook(NOTEBOOK)
+    for cell in notebook["cells"]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell["source"] = answers[grade_id]
+    notebook["metadata"]["course_test"] = marker(server.name)
+    server.save_notebook(NOTEBOOK, notebook)
+
+
+def start_servers(hub: Hub, names: list[str]) -> dict[str, UserServer]:
+    """Each user's server, ready, to be spoken to with a token of that user's own."""
+    hub.add_users(names)
+    for name in names:
+        hub.start(name)
+    for name in names:
+        hub.wait_ready(name)
+    return {name: hub.server(name) for name in names}
+
+
+@pytest.fixture(scope="module")
+def term(tmp_path_factory) -> Iterator[Term]:
+    """The term of the module's docstring, played once; the hub runs until the tests end."""
+    base = tmp_path_factory.mktemp("course-server")
+    exchange = base / "exchange"  # not there yet: publishing creates it
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COURSE_EXCHANGE", str(exchange))
+        course = make_course(base / "course", [ASSIGNMENT])
+        (course.root / "roster.csv").write_text("student_id\n" + "\n".join(ROSTER) + "\n")
+        log = base / "hub.log"
+        with running_hub(course.root, exchange, base / "hub", log) as (url, token):
+            servers = start_servers(Hub(url, token), [INSTRUCTOR, *ANSWERS])
+            term = Term(course, exchange, log, servers, course.directory.course_id)
+            week = (datetime.now(UTC) + timedelta(days=7)).isoformat()
+            term.outputs["publish"] = run_ta(course, "publish", "--duedate", week, ASSIGNMENT)
+            for name in ANSWERS:
+                term.lists[name] = servers[name].act("fetch", term.course_id, ASSIGNMENT)
+            servers["ada"].act("submit", term.course_id, ASSIGNMENT)  # blank, at first
+            for name in ("ada", "bob"):
+                answer(servers[name], ANSWERS[name])
+                servers[name].act("submit", term.course_id, ASSIGNMENT)
+            now = datetime.now(UTC).isoformat()
+            term.outputs["move the due date"] = run_ta(course, "publish", "--duedate", now)
+            time.sleep(2)
+            answer(servers["carol"], ANSWERS["carol"])
+            servers["carol"].act("submit", term.course_id, ASSIGNMENT)
+
+            term.outputs["collect"] = run_ta(course, "collect")
+            summary = autograde(course, [ASSIGNMENT], workers=2, progress=False)
+            assert sorted(summary.graded) == [f"{s}/{ASSIGNMENT}" for s in sorted(ANSWERS)]
+            term.outputs["feedback"] = run_ta(course, "feedback")
+            term.outputs["grades"] = run_ta(course, "grades")
+            for name in ANSWERS:
+                servers[name].act("fetch_feedback", term.course_id, ASSIGNMENT)
+            yield term
+
+
+def source_points() -> dict[str, float]:
+    """{graded cell: its points}, as the instructor's source notebook gives them: the test
+    cells and the written answers."""
+    source = nbformat.read(REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    return {cell.metadata.nbgrader["grade_id"]: cell.metadata.nbgrader["points"]
+            for cell in source.cells if cell.metadata.get("nbgrader", {}).get("grade")}
+
+
+def grade_row(term: Term, student: str) -> dict:
+    rows = [row for row in grades.grade_rows(term.course) if row["student_id"] == student]
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def inbound(term: Term) -> dict[str, list[str]]:
+    """{student: the names of their submissions in the exchange}."""
+    folder = term.exchange / term.course_id / "inbound"
+    found = {}
+    for path in sorted(folder.iterdir()):
+        found.setdefault(path.name.split("+")[0], []).append(path.name)
+    return found
+
+
+def test_every_student_fetches_the_release_through_the_assignment_list(term):
+    assert "published to" in term.outputs["publish"]
+    for name, listed in term.lists.items():
+        mine = [a for a in listed if a["assignment_id"] == ASSIGNMENT and a["status"] == "fetched"]
+        assert len(mine) == 1, (name, listed)
+        assert NOTEBOOK.split("/")[1] in term.servers[name].listing(ASSIGNMENT)
+
+
+def test_every_score_is_what_the_answers_deserve(term):
+    points = source_points()
+    everything, lost = sum(points.values()), {f"test_{cell}" for cell in WRONG[MISTAKE]}
+    autograded = sum(value for cell, value in points.items() if cell.startswith("test_"))
+    expected = {"ada": autograded, "bob": autograded - sum(points[cell] for cell in lost),
+                "carol": 0}
+    for student, score in expected.items():
+        row = grade_row(term, student)
+        assert (float(row["score"]), float(row["max_score"])) == (score, everything), row
+    cells = {(row["student_id"], row["cell"]): row["score"]
+             for row in grades.cell_rows(term.course)}
+    for cell in (c for c in points if c.startswith("test_")):
+        assert cells["ada", cell] == points[cell]
+        assert cells["bob", cell] == (0 if cell in lost else points[cell]), cell
+        assert cells["carol", cell] == 0
+    assert grade_row(term, "ada")["status"] == "needs manual grading"  # the written answer
+
+
+def test_the_latest_of_two_submissions_counts_and_both_stay_in_the_exchange(term):
+    submissions = inbound(term)
+    assert {name: len(names) for name, names in submissions.items()} == {
+        "ada": 2, "bob": 1, "carol": 1}
+    latest = max(submissions["ada"], key=lambda name: name.split("+")[2])
+    collected = term.course.folder("submitted", "ada", ASSIGNMENT) / "timestamp.txt"
+    assert collected.read_text() == latest.split("+")[2]
+    assert "ada: submitted 2 times" in term.outputs["collect"]
+
+
+def test_a_submission_after_the_due_date_is_flagged_late(term):
+    assert int(grade_row(term, "carol")["seconds_late"]) >= 2
+    assert grade_row(term, "ada")["seconds_late"] == grade_row(term, "bob")["seconds_late"] == 0
+    assert re.search(r"carol: late by 0:\d\d:\d\d", term.outputs["collect"])
+    assert "ada: late" not in term.outputs["collect"]
+    assert grade_row(term, "carol")["timestamp"].endswith("Z")
+
+
+def test_a_student_off_the_roster_is_reported_and_one_who_never_submitted_is_missing(term):
+    assert "carol: not on the roster" in term.outputs["collect"]
+    assert "not on the roster" in grade_row(term, "carol")["reason"]
+    assert "not on the roster" not in grade_row(term, "bob")["reason"]
+    assert grade_row(term, "dan")["status"] == "missing"
+
+
+def test_each_student_fetches_feedback_on_their_latest_submission(term):
+    for name in ANSWERS:
+        server = term.servers[name]
+        folders = server.listing(f"{ASSIGNMENT}/feedback")
+        assert len(folders) == 1, (name, folders)  # ada's first submission has none
+        page = server.ok("GET", f"api/contents/{ASSIGNMENT}/feedback/{folders[0]}/"
+                                f"{ASSIGNMENT}.html", params={"content": 1}).json()["content"]
+        row = grade_row(term, name)
+        text = html.unescape(re.sub(r"<[^>]+>", "", page))
+        assert f"Score: {float(row['score'])} / {float(row['max_score'])}" in text, name
+        assert "BEGIN HIDDEN TESTS" not in page
+        submitted = (term.course.folder("submitted", name, ASSIGNMENT) / "timestamp.txt")
+        assert folders[0] == submitted.read_text()
+
+
+def traversals(term: Term, name: str) -> list[str]:
+    """Paths to the other students' notebooks and the instructor's source and gradebook, as
+    seen from ``name``'s home (the server's root), from the course's folder and from /."""
+    homes = term.log.parent / "hub" / "homes"
+    targets = [homes / other / NOTEBOOK for other in ANSWERS if other != name]
+    targets += [term.course.source / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", REPO / "solutions",
+                term.course.gradebook_path]
+    bases = [homes / name, term.course.root.parent, Path("/")]
+    return [os.path.relpath(target, base) for target in targets for base in bases]
+
+
+def test_no_student_reaches_another_students_work_or_the_instructors_source(term):
+    for name, server in term.servers.items():
+        if name == INSTRUCTOR:
+            continue
+        others = [marker(other) for other in ANSWERS if other != name]
+        answers = []
+        for other in [INSTRUCTOR, *ANSWERS]:  # another's server, with this student's token
+            if other != name:
+                answered = server.request("GET", f"api/contents/{NOTEBOOK}", owner=other)
+                assert answered.status_code in (302, 403), (name, other, answered.status_code)
+                answers.append(answered)
+        for path in traversals(term, name):
+            quoted = path.replace(".", "%2E").replace("/", "%2F")
+            for route in (f"api/contents/{quoted}", f"files/{quoted}"):
+                answered = server.request("GET", route, params={"content": 1})
+                assert answered.status_code in (403, 404), (name, path, answered.status_code)
+                answers.append(answered)
+        for answered in answers:
+            leaked = [m for m in others if m in answered.text]
+            assert not leaked, (name, answered.url, answered.status_code)
+            assert "BEGIN HIDDEN TESTS" not in answered.text, (name, answered.url)
+            assert "BEGIN SOLUTION" not in answered.text, (name, answered.url)
+        mine = server.assignments(term.course_id)
+        assert {s["student_id"] for a in mine for s in a.get("submissions", [])} <= {name}
+
+
+def test_formgrader_is_the_instructors_alone(term):
+    listed = term.servers[INSTRUCTOR].ok("GET", "formgrader/api/assignments").json()
+    assert [a["status"] for a in listed if a["name"] == ASSIGNMENT] == ["released"]
+    for name in ANSWERS:
+        server = term.servers[name]
+        assert server.request("GET", "formgrader/api/assignments").status_code == 404
+        page = server.ok("GET", "lab").text
+        config = re.search(r'id="jupyter-config-data"[^>]*>(.*?)</script>', page, re.S)[1]
+        assert "@jupyter/nbgrader:formgrader" in config and "disabledExtensions" in config
+
+
+def test_the_hub_log_shows_every_server_and_no_error(term):
+    log = term.log.read_text()
+    for name in [INSTRUCTOR, *ANSWERS]:
+        assert re.search(rf"User {name} took [\d.]+ seconds to start", log), name
+    errors = [line for line in log.splitlines() if re.match(r"\[E ", line)]
+    assert not errors, "\n".join(errors)
