@@ -37,16 +37,15 @@ def log_tail(log: Path, characters: int = 4000) -> str:
 
 
 def wait_until_up(url: str, process: subprocess.Popen, log: Path) -> None:
-    """Wait until the hub's API answers through its proxy; fail with the log if it died."""
+    """Wait until the hub says it runs (asking the proxy earlier is an error in its log)
+    and its API answers; fail with the log if it died."""
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"JupyterHub exited with {process.returncode}:\n{log_tail(log)}")
-        try:
-            if requests.get(f"{url}/hub/api/", timeout=5).status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
+        if "JupyterHub is now running" in log.read_text(errors="replace"):
+            requests.get(f"{url}/hub/api/", timeout=5).raise_for_status()
+            return
         time.sleep(0.5)
     raise RuntimeError(f"JupyterHub did not answer in {STARTUP_TIMEOUT_S} s:\n{log_tail(log)}")
 

@@ -272,5 +272,7 @@ def test_the_hub_log_shows_every_server_and_no_error(term):
     log = term.log.read_text()
     for name in [INSTRUCTOR, *ANSWERS]:
         assert re.search(rf"User {name} took [\d.]+ seconds to start", log), name
-    errors = [line for line in log.splitlines() if re.match(r"\[E ", line)]
+    # JupyterHub's and the servers' error lines start "[E ", the proxy's say "error:"
+    errors = [line for line in log.splitlines()
+              if re.match(r"\[E ", line) or re.search(r"\[ConfigProxy\].*error", line)]
     assert not errors, "\n".join(errors)
