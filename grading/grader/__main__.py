@@ -13,6 +13,14 @@ from grader.sandbox import GIB, Limits
 COURSE_ROOT = Path(__file__).resolve().parents[1]  # grading/, beside nbgrader_config.py
 
 
+def duedate(text: str):
+    """``--duedate``'s value: argparse shows this message rather than "invalid value"."""
+    try:
+        return exchange.parse_duedate(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     parser.add_argument("step", choices=["publish", "collect", "release", "autograde",
@@ -21,7 +29,7 @@ def parse(argv):
     parser.add_argument("--course-root", type=Path, default=COURSE_ROOT)
     parser.add_argument("--zip", type=Path, help="collect: the LMS's zip of submissions "
                         "(without it: the exchange)")
-    parser.add_argument("--duedate", type=exchange.parse_duedate,
+    parser.add_argument("--duedate", type=duedate,
                         help="publish: ISO 8601, '2026-06-01 17:00' (this machine's time) or "
                         "'2026-06-01T17:00+02:00'")
     parser.add_argument("--workers", type=int, default=0, help="default: one per core")

@@ -65,6 +65,12 @@ def test_a_due_date_is_iso_8601_kept_in_utc(monkeypatch):
         exchange.parse_duedate(20260601)
 
 
+def test_the_command_line_says_what_a_due_date_looks_like(capsys):
+    with pytest.raises(SystemExit):
+        main(["publish", "--duedate", "next friday"])
+    assert "--duedate: due date: expected ISO 8601" in capsys.readouterr().err
+
+
 def test_lateness_is_whole_seconds_after_the_due_date():
     assert exchange.seconds_late(datetime(2026, 6, 1, 16, 30), DUE) == 5400
     assert exchange.seconds_late(datetime(2026, 6, 1, 15, 0, 0, 600_000), DUE) == 1
