@@ -13,6 +13,7 @@ not carol.
 """
 
 import html
+import json
 import os
 import re
 import subprocess
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import requests
 
 from grader import grades
 from grader.autograde import autograde
@@ -56,6 +58,7 @@ def marker(name: str) -> str:
 
 @dataclass
 class Term:
+    url: str
     course: Course
     exchange: Path
     log: Path
@@ -106,7 +109,7 @@ def term(tmp_path_factory) -> Iterator[Term]:
         log = base / "hub.log"
         with running_hub(course.root, exchange, base / "hub", log) as (url, token):
             servers = start_servers(Hub(url, token), [INSTRUCTOR, *ANSWERS])
-            term = Term(course, exchange, log, servers, course.directory.course_id)
+            term = Term(url, course, exchange, log, servers, course.directory.course_id)
             week = (datetime.now(UTC) + timedelta(days=7)).isoformat()
             term.outputs["publish"] = run_ta(course, "publish", "--duedate", week, ASSIGNMENT)
             for name in ANSWERS:
@@ -266,6 +269,26 @@ def test_formgrader_is_the_instructors_alone(term):
         page = server.ok("GET", "lab").text
         config = re.search(r'id="jupyter-config-data"[^>]*>(.*?)</script>', page, re.S)[1]
         assert "@jupyter/nbgrader:formgrader" in config and "disabledExtensions" in config
+
+
+def log_in(term: Term, name: str, password: str) -> int:
+    """The status of the hub's login form for ``name``: 302 lets in, 403 does not."""
+    with requests.Session() as browser:
+        page = browser.get(f"{term.url}/hub/login", timeout=30).text
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page)[1]
+        return browser.post(f"{term.url}/hub/login", allow_redirects=False, timeout=30,
+                            data={"username": name, "password": password,
+                                  "_xsrf": xsrf}).status_code
+
+
+def test_students_and_instructors_log_in_with_their_own_password(term):
+    passwords = json.loads((term.log.parent / "hub" / "passwords.json").read_text())
+    assert log_in(term, "ada", passwords["students"]) == 302
+    assert log_in(term, "ada", passwords["students"] + "x") == 403
+    assert log_in(term, "ada", passwords["instructors"]) == 403
+    assert log_in(term, INSTRUCTOR, passwords["students"]) == 403
+    assert log_in(term, INSTRUCTOR, passwords["instructors"]) == 302
+    assert log_in(term, "mallory", passwords["students"]) == 403  # not on the roster
 
 
 def test_the_hub_log_shows_every_server_and_no_error(term):
