@@ -32,8 +32,8 @@ GIB = 1024**3
 KERNEL_NAME = "course-sandbox"
 # Variables the kernel keeps from the grader's environment (everything else is cleared).
 PASSED_ON = (
-    "LANG", "LC_ALL", "COURSE_QUICK", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-    "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+    "LANG", "LC_ALL", "COURSE_QUICK", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
+    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
 )
 SYSTEM_FOLDERS = ("/usr", "/etc", "/bin", "/lib", "/lib64", "/sbin")
 
@@ -117,8 +117,10 @@ def bwrap_arguments(workdir: Path, home: Path, sockets: Path) -> list[str]:
     ]
 
 
-def kernel_argv(workdir: Path, home: Path, sockets: Path, limits: Limits) -> list[str]:
-    """The command that starts one grading kernel (a kernelspec's ``argv``) in ``workdir``."""
+def kernel_argv(workdir: Path, home: Path, sockets: Path, limits: Limits,
+                threads: int = 1) -> list[str]:
+    """The command that starts one grading kernel (a kernelspec's ``argv``) in ``workdir``,
+    with ``threads`` threads for PyTorch and NumPy (cores / workers)."""
     kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     capped = ["prlimit", f"--as={limits.memory_bytes}", "--", *kernel]
     if not limits.sandbox or unavailable():
@@ -127,6 +129,8 @@ def kernel_argv(workdir: Path, home: Path, sockets: Path, limits: Limits) -> lis
     environment |= {
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
         "HOME": str(home),
+        "OMP_NUM_THREADS": str(threads),
+        "MKL_NUM_THREADS": str(threads),
         "NBGRADER_EXECUTION": "autograde",
     }
     settings = [part for name, value in environment.items() for part in ("--setenv", name, value)]

@@ -90,7 +90,8 @@ def _grade_in(scratch: Path, job: Job) -> Result:
     workdir = course / "autograded" / job.student / job.assignment
     sockets, home = scratch / "run", make_home(scratch / "home")
     sockets.mkdir()
-    write_kernelspec(scratch / "jupyter", kernel_argv(workdir, home, sockets, job.limits))
+    argv = kernel_argv(workdir, home, sockets, job.limits, job.threads)
+    write_kernelspec(scratch / "jupyter", argv)
     command = [
         *NBGRADER, "autograde", job.assignment,
         "--student", job.student, "--force",

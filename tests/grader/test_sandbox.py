@@ -55,3 +55,9 @@ def test_grading_without_bubblewrap_still_runs_and_says_what_is_not_protected(
         assert told == [reason] and summary.graded == [f"ada/{ASSIGNMENT}"]
     finally:
         sandbox.unavailable.cache_clear()
+
+
+def test_the_sandboxed_kernel_gets_its_share_of_the_cores(tmp_path, sandbox):
+    argv = kernel_argv(tmp_path, tmp_path, tmp_path, Limits(), threads=3)
+    settings = {argv[i + 1]: argv[i + 2] for i, part in enumerate(argv) if part == "--setenv"}
+    assert settings["OMP_NUM_THREADS"] == settings["MKL_NUM_THREADS"] == "3"
