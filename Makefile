@@ -1,4 +1,4 @@
-# Thin targets; the work is done by pip, pytest, JupyterLab and course_utils.grading.
+# Thin targets; the work is done by pip, pytest, JupyterLab and the TA tools (grading/grader).
 # `make lab` and `make test` set everything up on a fresh machine (Python 3.11+ and make).
 
 PYTHON ?= python3
@@ -72,12 +72,9 @@ slide-metadata: setup
 present: $(LIVE)
 	$(BIN)/jupyter lab $(LAB_FLAGS) solutions/
 
-# Two pytest processes, one test file each at a time (nbval keeps a notebook's cells in
-# one kernel): the serial tests run beside the grading round trip instead of after it.
-TEST_WORKERS := -n 2 --dist loadfile
 test: $(DEV) npm
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(TEST_WORKERS)
+	$(BIN)/python -m pytest
 
 # The TA's steps (README, "For TAs"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
 # WORKERS=n (default: one per core), SCHEDULER=tcp://host:8786 (a Dask cluster),
