@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: setup lab formgrader test collect release autograde feedback grades report bench clean \
-	npm slides slide-metadata present publish hub test-hub
+	npm slides slide-metadata present publish hub test-hub test-browser
 
 setup: $(STAMP)
 
@@ -123,6 +123,20 @@ hub: $(HUB)
 
 test-hub: $(HUB) $(DEV)
 	$(BIN)/python -m pytest tests/hub
+
+# The browser tests (README, "Browser tests"): Playwright (the `browser` extra) drives
+# Debian's Chromium, installed when missing and we may (as root); screenshots go to
+# tests/browser/artifacts/. `make test` leaves tests/browser out (--ignore in pyproject).
+BROWSER := $(VENV)/.installed-browser
+$(BROWSER): $(DEV)
+	$(BIN)/python -m pip install --quiet -e ".[dev,browser]"
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null); } \
+	  || { echo "chromium is missing: install Debian's chromium package"; exit 1; }
+	touch $(BROWSER)
+
+test-browser: $(BROWSER)
+	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/browser
 
 bench: $(DEV)
 	$(BIN)/python -m tests.benchmarks
