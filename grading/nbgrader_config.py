@@ -33,6 +33,10 @@ c.Exchange.root = os.environ.get(
 # endless loop, and the notebooks' own cells stay under 10 s in their quick sizes.
 c.Execute.timeout = 120
 
+# A client that sees a cell's reply even when nbclient's own widget messages hide it from
+# the poll (grader.kernel_client: without it, a cell after an `interact` could wait 120 s).
+c.AsyncKernelManager.client_class = "grader.kernel_client.KernelClient"
+
 # Feedback shows each test's result and message, never the hidden tests' code
 # (grader.feedback; the TA tools are installed with `pip install -e grading`).
 c.GenerateFeedback.preprocessors = [
