@@ -46,7 +46,7 @@ lab: setup
 
 # The TAs' JupyterLab: nbgrader's Formgrader reads grading/nbgrader_config.py.
 formgrader: $(TA)
-	cd grading && ../$(BIN)/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=.. --ServerApp.default_url=/formgrader
+	cd grading && ../$(BIN)/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=.. --LabApp.default_url=/formgrader
 
 # The instructors' slides (README, "Instructors"). `make slides` writes a reveal.js deck per
 # solution notebook to slides/ from its committed outputs (tools/slides.py); npm fetches the
