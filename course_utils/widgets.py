@@ -29,7 +29,8 @@ def softmax_scale_slider(dot_products, labels, d_k: int):
         weights = masked_softmax(dot_products * c)
         fig, ax = plt.subplots(figsize=(5, 3))
         ax.bar(list(labels), weights.tolist(), color="tab:blue")
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, 1.15)  # room for the label of a weight near 1, under the title
+        ax.set_yticks([0, 0.25, 0.5, 0.75, 1])
         ax.set_ylabel("weight α")
         marker = "  (= 1/√d_k)" if abs(c - standard) < 1e-3 else ""
         ax.set_title(f"softmax(c · q·k) with c = {c:.2f}{marker}")

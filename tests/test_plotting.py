@@ -51,6 +51,19 @@ def test_slider_starts_at_one_over_sqrt_dk():
     plt.close("all")
 
 
+def test_slider_labels_stay_inside_the_axes_when_one_weight_takes_all():
+    widget = softmax_scale_slider([-1.0, -4.0, 2.0], TOKENS, d_k=4)
+    widget.children[0].value = 3.0  # softmax(3 · q·k): the last weight is ~1
+    ax = plt.gcf().axes[0]
+    renderer = ax.figure.canvas.get_renderer()
+    frame, title = ax.get_window_extent(renderer), ax.title.get_window_extent(renderer)
+    assert max(float(t.get_text()) for t in ax.texts) > 0.99
+    for label in ax.texts:
+        box = label.get_window_extent(renderer)
+        assert box.y1 <= frame.y1 and not box.overlaps(title), label.get_text()
+    plt.close("all")
+
+
 def test_slider_bad_input():
     with pytest.raises(ValueError, match="one entry per label"):
         softmax_scale_slider([1.0, 2.0], TOKENS, d_k=4)
