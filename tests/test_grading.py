@@ -40,6 +40,11 @@ def solution_notebook(assignment):
     return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
 
 
+def answer_or_test(cell) -> bool:
+    nbgrader = cell.metadata.get("nbgrader", {})
+    return bool(nbgrader.get("solution") or nbgrader.get("grade"))
+
+
 def grades_total(course, assignment, student):
     """(score, max score) of a submission, read from the gradebook with nbgrader's API."""
     with Gradebook(course.gradebook_url) as book:
@@ -98,6 +103,17 @@ def test_solution_gets_every_point_and_blank_gets_none(cells, assignments):
         assert solution == maxima, assignment
         blank, _ = scores_of(cells, assignment, "blank")
         assert set(blank.values()) == {0}, assignment
+
+
+def test_on_the_blank_release_only_the_answers_and_their_tests_fail(graded, assignments):
+    """A student who has not answered yet can still run every other cell (Run All below an
+    exercise): the cells that compare with an answer say "finish exercise n" instead."""
+    for assignment in assignments:
+        notebook = nbformat.read(graded.notebook("autograded", "blank", assignment), as_version=4)
+        failing = [index for index, cell in enumerate(notebook.cells)
+                   if cell.cell_type == "code" and not answer_or_test(cell)
+                   and any(output.output_type == "error" for output in cell.outputs)]
+        assert not failing, f"{assignment}: plain cells {failing} fail before any answer"
 
 
 def test_a_wrong_answer_loses_its_own_points_and_no_others(cells, assignments):
