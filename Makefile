@@ -135,7 +135,7 @@ $(BROWSER): $(DEV)
 	  || { echo "chromium is missing: install Debian's chromium package"; exit 1; }
 	touch $(BROWSER)
 
-test-browser: $(BROWSER)
+test-browser: $(BROWSER) npm
 	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/browser
 
 bench: $(DEV)
