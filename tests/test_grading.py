@@ -23,6 +23,7 @@ from grader.course import Course
 from grader.report import diagnosis, write_report
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
+from tests.nbgrader_cells import errors, roles
 from tests.nbgrader_course import (
     autograded_answers,
     page_text,
@@ -38,11 +39,6 @@ HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", flags=re.S
 
 def solution_notebook(assignment):
     return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
-
-
-def answer_or_test(cell) -> bool:
-    nbgrader = cell.metadata.get("nbgrader", {})
-    return bool(nbgrader.get("solution") or nbgrader.get("grade"))
 
 
 def grades_total(course, assignment, student):
@@ -110,10 +106,9 @@ def test_on_the_blank_release_only_the_answers_and_their_tests_fail(graded, assi
     exercise): the cells that compare with an answer say "finish exercise n" instead."""
     for assignment in assignments:
         notebook = nbformat.read(graded.notebook("autograded", "blank", assignment), as_version=4)
-        failing = [index for index, cell in enumerate(notebook.cells)
-                   if cell.cell_type == "code" and not answer_or_test(cell)
-                   and any(output.output_type == "error" for output in cell.outputs)]
-        assert not failing, f"{assignment}: plain cells {failing} fail before any answer"
+        failing = {index: errors(cell) for index, cell in enumerate(notebook.cells)
+                   if errors(cell) and not roles(cell)}
+        assert not failing, f"{assignment}: plain cells fail before any answer: {failing}"
 
 
 def test_a_wrong_answer_loses_its_own_points_and_no_others(cells, assignments):

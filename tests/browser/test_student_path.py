@@ -13,7 +13,10 @@ import pytest
 from course_utils.checks.attention import MISTAKES
 from tests.browser.controls import Slider, displayed, wait_for_new_picture
 from tests.browser.course import ASSIGNMENTS, copy_into, release, solution
-from tests.browser.nbgrader_cells import (
+from tests.browser.notebook_page import NotebookPage, menu, open_in_lab
+from tests.browser.steps import PageErrors
+from tests.grading_cases.alpha3_by_hand import ASSIGNMENT, WRONG
+from tests.nbgrader_cells import (
     by_code,
     by_grade_id,
     errors,
@@ -21,9 +24,6 @@ from tests.browser.nbgrader_cells import (
     graded_cells,
     roles,
 )
-from tests.browser.notebook_page import NotebookPage, menu, open_in_lab
-from tests.browser.steps import PageErrors
-from tests.grading_cases.alpha3_by_hand import ASSIGNMENT, WRONG
 
 RELEASE = release(ASSIGNMENT)
 EXERCISE = "scores"

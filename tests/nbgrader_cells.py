@@ -1,4 +1,5 @@
-"""Finding cells of a course notebook by their nbgrader role, grade id or code."""
+"""Finding cells of a course notebook by their nbgrader role, grade id or code (the grading
+round trip and the browser tests)."""
 
 import nbformat
 
