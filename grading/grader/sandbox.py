@@ -73,7 +73,8 @@ def unavailable() -> str | None:
     return (
         f"NOT SANDBOXED: {reason}. Student code runs as the grader's user: it can read "
         "solutions/, the gradebook and other submissions, write anywhere the grader can, and "
-        "use the network. Only the memory and time limits apply."
+        "use the network, and a process it starts can outlive grading. Only the memory and "
+        "time limits apply."
     )
 
 

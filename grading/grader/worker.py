@@ -119,16 +119,20 @@ def _grade_in(scratch: Path, job: Job) -> Result:
 
 
 def _run(command: list[str], cwd: Path, environment: dict, timeout: int) -> str:
-    """Run ``command`` in a session of its own; on timeout kill it all (kernel included)."""
-    process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        log, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise
-    return log
+    """Run ``command`` in a session of its own and return its log; on timeout kill it all
+    (kernel included). The log goes to a file, not a pipe: a process the student starts in
+    a session of its own (possible without the sandbox) would hold a pipe open forever."""
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=log,
+                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+        log.seek(0)
+        return log.read()
 
 
 def _failure(log: str) -> str:

@@ -6,7 +6,6 @@ each test cell, the status, the reason, the flags, and that nothing outside the
 student's scratch folder changed.
 """
 
-import contextlib
 import hashlib
 from pathlib import Path
 
@@ -22,8 +21,10 @@ from tests.grader.tiny_course import (
     Listener,
     answered,
     hand_in,
+    lingering,
     make_tiny_course,
     released,
+    sleeping,
 )
 
 pytestmark = pytest.mark.notebook
@@ -49,18 +50,7 @@ def escape_attempts(course, port: int) -> str:
              "    except Exception as error:",
              "        print(what, 'blocked:', type(error).__name__)"]
     lines += [f"attempt({what!r}, lambda: {code})" for what, code in targets.items()]
-    lines += ["import subprocess",  # and a process that would outlive the kernel
-              f"subprocess.Popen(['sleep', '{LINGERING_SLEEP}'], start_new_session=True)"]
-    return "\n".join(lines + ["def double(x):", "    return 2 * x"])
-
-
-def running_commands() -> list[list[str]]:
-    """The command line of every process on this machine that we may read."""
-    commands = []
-    for path in Path("/proc").glob("[0-9]*/cmdline"):
-        with contextlib.suppress(OSError):
-            commands.append(path.read_bytes().decode(errors="replace").split("\0")[:-1])
-    return commands
+    return lingering("\n".join(lines + ["def double(x):", "    return 2 * x"]), LINGERING_SLEEP)
 
 
 TAMPERING = {
@@ -224,7 +214,7 @@ def test_nothing_outside_the_scratch_folder_changed(graded):
     text = "".join(output.get("text", "") for cell in printed.cells
                    for output in cell.get("outputs", []))
     assert text.count("blocked:") == 7 and "SUCCEEDED" not in text, text
-    assert ["sleep", LINGERING_SLEEP] not in running_commands(), "a process outlived grading"
+    assert not sleeping(LINGERING_SLEEP), "a process the student started outlived grading"
     with Gradebook(course.gradebook_url) as book:  # the gradebook is whole and readable
         assert {s.id for s in book.students} >= {"perfect", "escape"}
 

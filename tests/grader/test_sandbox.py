@@ -1,5 +1,8 @@
 """The grading kernel's command and limits, and grading where there is no sandbox."""
 
+import dataclasses
+import threading
+
 import pytest
 
 from grader import autograde as autograde_module
@@ -7,7 +10,15 @@ from grader import sandbox
 from grader.autograde import autograde
 from grader.sandbox import Limits, kernel_argv
 from tests.conftest import REPO
-from tests.grader.tiny_course import ASSIGNMENT, LIMITS, answered, hand_in, make_tiny_course
+from tests.grader.tiny_course import (
+    ASSIGNMENT,
+    LIMITS,
+    answered,
+    hand_in,
+    lingering,
+    make_tiny_course,
+    sleeping,
+)
 
 
 @pytest.mark.parametrize("bad, error", [
@@ -56,6 +67,27 @@ def test_grading_without_bubblewrap_still_runs_and_says_what_is_not_protected(
     finally:
         sandbox.unavailable.cache_clear()
 
+
+@pytest.mark.notebook
+def test_without_the_sandbox_a_process_left_running_does_not_stall_grading(tmp_path):
+    """The student's process holds on to what the kernel inherited from nbgrader (its
+    output); grading must still end when nbgrader does, and grade the submission."""
+    argument = "86399.25"
+    course = make_tiny_course(tmp_path)
+    answer = lingering("def double(x):\n    return 2 * x", argument)
+    hand_in(course, "ada", {f"{ASSIGNMENT}.ipynb": answered(course, {"double": answer})})
+    finished = []
+    grading = threading.Thread(daemon=True, target=lambda: finished.append(autograde(
+        course, limits=dataclasses.replace(LIMITS, sandbox=False), progress=False)))
+    try:
+        grading.start()
+        grading.join(timeout=LIMITS.notebook_timeout + 60)
+        assert sleeping(argument), "the student's process did not start: nothing was tested"
+        assert finished, "grading waited on the student's process"
+        assert finished[0].graded == [f"ada/{ASSIGNMENT}"], finished[0]
+    finally:
+        for process in sleeping(argument):
+            process.kill()
 
 def test_the_sandboxed_kernel_gets_its_share_of_the_cores(tmp_path, sandbox):
     argv = kernel_argv(tmp_path, tmp_path, tmp_path, Limits(), threads=3)

@@ -11,6 +11,7 @@ import socket
 import threading
 
 import nbformat
+import psutil
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.course import Course
@@ -132,3 +133,16 @@ class Listener:
         self.thread.join()
         self.server.close()
 
+
+
+def lingering(answer_code: str, argument: str) -> str:
+    """``answer_code`` preceded by starting ``sleep argument`` in a session of its own: a
+    process that would outlive the kernel if nothing ended it."""
+    return (f"import subprocess\nsubprocess.Popen(['sleep', {argument!r}], "
+            f"start_new_session=True)\n{answer_code}")
+
+
+def sleeping(argument: str) -> list[psutil.Process]:
+    """The processes of this machine running ``sleep argument``."""
+    return [process for process in psutil.process_iter(["cmdline"])
+            if process.info["cmdline"] == ["sleep", argument]]
