@@ -3,7 +3,8 @@
     release(course)        generate_assignment: solutions/ -> notebooks/, tests in the gradebook
     publish(course)        release_assignment: notebooks/ -> the exchange, for students to fetch
     collect(course)        collect: each student's latest submission, exchange -> submitted/
-    feedback(course)       generate_feedback: one HTML page per graded submission
+    feedback(course)       generate_feedback: one HTML page per graded submission (one
+                           assignment per core at a time: it only reads the gradebook)
     release_feedback(...)  release_feedback: those pages -> the exchange, for students to fetch
 
 Each returns the assignments that failed, with nbgrader's message, so that one broken
@@ -13,6 +14,7 @@ assignment does not stop the others (the command line reports them and exits 1).
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader.course import Course
@@ -33,14 +35,15 @@ def nbgrader(course: Course, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
-def _each(course: Course, assignments, *args: str) -> dict[str, str]:
-    """Run ``nbgrader ARGS`` for each assignment; {assignment: nbgrader's output} of failures."""
-    failed = {}
-    for assignment in assignments:
-        done = nbgrader(course, args[0], assignment, *args[1:])
-        if done.returncode != 0:
-            failed[assignment] = (done.stdout + done.stderr).strip()[-2000:]
-    return failed
+def _each(course: Course, assignments, *args: str, workers: int = 1) -> dict[str, str]:
+    """Run ``nbgrader ARGS`` for each assignment, ``workers`` at a time; {assignment:
+    nbgrader's output} of failures. Only steps that leave the gradebook as it is may run
+    side by side (SQLite takes one writer at a time)."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        runs = {assignment: pool.submit(nbgrader, course, args[0], assignment, *args[1:])
+                for assignment in assignments}
+    return {assignment: (run.result().stdout + run.result().stderr).strip()[-2000:]
+            for assignment, run in runs.items() if run.result().returncode != 0}
 
 
 def release(course: Course, assignments=None, release_dir: Path | None = None) -> dict[str, str]:
@@ -63,10 +66,13 @@ def collect(course: Course, assignments=None) -> dict[str, str]:
 
 def feedback(course: Course, assignments=None, students=None) -> dict[str, str]:
     """Write the feedback pages of the graded submissions (of ``students`` only, if given)."""
+    from grader.runner import default_workers  # (runner -> worker -> steps: not at the top)
+
     graded = [a for a in assignments or course.assignments()
               if any(course.folder("autograded", s, a).is_dir() for s in course.students())]
     others = sorted(set(course.students()) - set(students or course.students()))
-    return _each(course, graded, "generate_feedback", "--force", *_excluding(others))
+    return _each(course, graded, "generate_feedback", "--force", *_excluding(others),
+                 workers=default_workers())
 
 
 def release_feedback(course: Course, assignment: str, students: list[str]) -> dict[str, str]:
