@@ -244,3 +244,24 @@ def test_causal_entries_accept_any_container_of_pairs(answer):
 def test_each_causal_entries_mistake_is_named(answer, words):
     with pytest.raises(AssertionError, match=words):
         checks.check_causal_entries(answer, n=3, name="impossible_entries")
+
+
+def test_comparing_says_what_it_could_not_compare_and_goes_on(capsys):
+    def unfinished():
+        raise NotImplementedError
+
+    with checks.comparing("exercise 5"):
+        print("agrees:", unfinished())
+    with checks.comparing("exercises 3 to 5"):
+        print("agrees:", torch.zeros(2) @ torch.zeros(3))
+    with checks.comparing("exercise 1"):
+        print("agrees:", True)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "(finish exercise 5 to compare)"
+    assert printed[1].startswith("(your code could not be compared: RuntimeError: ")
+    assert printed[2:] == ["agrees: True"]
+
+
+def test_comparing_lets_an_interrupt_through():
+    with pytest.raises(KeyboardInterrupt), checks.comparing("exercise 1"):
+        raise KeyboardInterrupt

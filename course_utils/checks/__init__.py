@@ -2,10 +2,12 @@
 
 Test cells write ``from course_utils import checks`` and call ``checks.check_...``;
 every check raises ``AssertionError`` with a message that names the likely mistake.
+Plain cells that compare a student's function with the library's use ``checks.comparing``.
 """
 
 from .attention import *  # noqa: F403
 from .bpe import *  # noqa: F403
+from .compare import *  # noqa: F403
 from .core import *  # noqa: F403
 from .embeddings import *  # noqa: F403
 from .linear_attention import *  # noqa: F403
