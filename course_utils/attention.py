@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .validation import bool_tensor, float_tensor, positive_int, same_device
+from .validation import bool_tensor, float_tensor, number, positive_int, same_device
 
 
 def attention_scores(q: torch.Tensor, k: torch.Tensor, scale: float | None = None) -> torch.Tensor:
@@ -185,9 +185,7 @@ class MultiHeadAttention(nn.Module):
             )
         if not isinstance(bias, bool):
             raise TypeError(f"bias must be a bool; got {bias!r}")
-        if not isinstance(dropout, int | float) or isinstance(dropout, bool):
-            raise TypeError(f"dropout must be a float; got {dropout!r}")
-        if not 0.0 <= dropout < 1.0:
+        if not 0.0 <= number("dropout", dropout) < 1.0:
             raise ValueError(f"dropout must be in [0, 1); got {dropout}")
         self.embed_dim = embed_dim
         self.num_heads = num_heads

@@ -39,7 +39,7 @@ from torch import nn
 from tqdm.auto import trange
 
 from .transformer import TransformerBlock, sinusoidal_positions
-from .validation import integer, positive_int, same_device
+from .validation import integer, number, positive_int, same_device
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,7 @@ class GPTConfig:
                 f"d_model must be divisible by n_heads; got d_model={self.d_model} and "
                 f"n_heads={self.n_heads}"
             )
-        if not isinstance(self.dropout, int | float) or isinstance(self.dropout, bool):
-            raise TypeError(f"dropout must be a float; got {self.dropout!r}")
-        if not 0.0 <= self.dropout < 1.0:
+        if not 0.0 <= number("dropout", self.dropout) < 1.0:
             raise ValueError(f"dropout must be in [0, 1); got {self.dropout}")
         if not isinstance(self.norm_first, bool):
             raise TypeError(f"norm_first must be a bool; got {self.norm_first!r}")
@@ -234,7 +232,7 @@ def train_language_model(
     integer("steps", steps, minimum=0)
     positive_int("batch_size", batch_size)
     integer("seed", seed, minimum=0)
-    if not isinstance(lr, int | float) or isinstance(lr, bool) or not lr > 0:
+    if not number("lr", lr) > 0:
         raise ValueError(f"lr must be a positive number; got {lr!r}")
     ids = check_ids(ids, model.config.vocab_size).to(model.positions.device)
     generator = torch.Generator().manual_seed(seed)
@@ -278,9 +276,7 @@ def generate(
     _check_model(model)
     ids = check_ids(ids, model.config.vocab_size)
     integer("max_new_tokens", max_new_tokens, minimum=0)
-    if not isinstance(temperature, int | float) or isinstance(temperature, bool):
-        raise TypeError(f"temperature must be a number; got {temperature!r}")
-    if not (temperature > 0 and math.isfinite(temperature)):
+    if not (number("temperature", temperature) > 0 and math.isfinite(temperature)):
         raise ValueError(f"temperature must be a positive finite number; got {temperature}")
     unbatched = ids.dim() == 1
     if unbatched:

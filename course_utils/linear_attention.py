@@ -53,7 +53,7 @@ broadcast as in ``torch.matmul``. Everything runs on the device of its inputs.
 import torch
 import torch.nn.functional as F
 
-from .validation import float_tensor, integer, positive_int, same_device
+from .validation import float_tensor, integer, number, positive_int, same_device
 
 
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
@@ -293,9 +293,7 @@ def _weight(name: str, w):
         if (w < 0).any():
             raise ValueError(f"{name} must be >= 0 (FMMformer's positivity constraint); got {w}")
         return w
-    if not isinstance(w, int | float) or isinstance(w, bool):
-        raise TypeError(f"{name} must be a float or a tensor; got {w!r}")
-    if w < 0:
+    if number(name, w) < 0:
         raise ValueError(f"{name} must be >= 0 (FMMformer's positivity constraint); got {w}")
     return w
 

@@ -43,7 +43,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .validation import float_tensor, positive_int
+from .validation import float_tensor, number, positive_int
 
 
 def _as_tensor(X) -> tuple[torch.Tensor, bool]:
@@ -114,9 +114,7 @@ class RandomFourierFeatures(_RandomFeatures):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if not isinstance(self.gamma, int | float) or isinstance(self.gamma, bool):
-            raise TypeError(f"gamma must be a float; got {self.gamma!r}")
-        if not self.gamma > 0:
+        if not number("gamma", self.gamma) > 0:
             raise ValueError(f"gamma must be > 0; got {self.gamma}")
 
     def _draw(self, random_state: np.random.RandomState, n_features: int) -> None:

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import MultiHeadAttention
-from .validation import float_tensor, integer, positive_int
+from .validation import float_tensor, integer, number, positive_int
 
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu": F.gelu}
 
@@ -80,7 +80,7 @@ def layer_norm(
                     f"{name} must have shape (d,) = ({d},), one value per feature of x "
                     f"of shape {tuple(x.shape)}; got shape {tuple(p.shape)}"
                 )
-    if not isinstance(eps, int | float) or isinstance(eps, bool) or not eps >= 0:
+    if not number("eps", eps) >= 0:
         raise ValueError(f"eps must be a non-negative number; got {eps!r}")
     mean = x.mean(dim=-1, keepdim=True)
     variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
@@ -146,11 +146,7 @@ class TransformerBlock(nn.Module):
             raise TypeError(f"activation must be a str or a function; got {activation!r}")
         if not isinstance(norm_first, bool):
             raise TypeError(f"norm_first must be a bool; got {norm_first!r}")
-        if (
-            not isinstance(layer_norm_eps, int | float)
-            or isinstance(layer_norm_eps, bool)
-            or not layer_norm_eps > 0
-        ):
+        if not number("layer_norm_eps", layer_norm_eps) > 0:
             raise ValueError(f"layer_norm_eps must be a positive number; got {layer_norm_eps!r}")
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout)
         self.linear1 = nn.Linear(d_model, dim_feedforward)

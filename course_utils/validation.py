@@ -60,6 +60,14 @@ def integer(name: str, value, minimum: int | None = None, maximum: int | None = 
     return int(value)
 
 
+def number(name: str, value) -> float:
+    """Require ``value`` to be a real number (a Python or NumPy int or float, not a bool);
+    returns it as a float. Its range is the caller's to check."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a number; got {value!r} ({type(value).__name__})")
+    return float(value)
+
+
 def positive_int(name: str, value) -> int:
     """Require ``value`` to be an int >= 1."""
     return integer(name, value, minimum=1)

@@ -251,7 +251,7 @@ def test_generate_rejects_a_bad_temperature(temperature, error):
         ({"n_layers": True}, TypeError, "n_layers must be an int"),
         ({"d_model": 30}, ValueError, "divisible by n_heads; got d_model=30 and n_heads=4"),
         ({"dropout": 1.0}, ValueError, r"dropout must be in \[0, 1\)"),
-        ({"dropout": "0.1"}, TypeError, "dropout must be a float"),
+        ({"dropout": "0.1"}, TypeError, "dropout must be a number"),
         ({"norm_first": 0}, TypeError, "norm_first must be a bool"),
     ],
 )

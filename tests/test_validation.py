@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_utils.validation import integer, positive_int
+from course_utils.validation import integer, number, positive_int
 
 
 @pytest.mark.parametrize(
@@ -38,3 +38,16 @@ def test_numpy_integers_count_as_ints_and_numpy_bools_do_not():
         integer("k", np.bool_(True))
     with pytest.raises(TypeError, match="k must be an int"):
         integer("k", np.float64(2.0))
+
+
+def test_number_takes_python_and_numpy_reals_and_refuses_the_rest():
+    import numpy as np
+    import torch
+
+    for value, expected in ((3, 3.0), (0.25, 0.25), (np.float32(0.5), 0.5), (np.int64(-2), -2.0)):
+        got = number("lr", value)
+        assert got == expected and type(got) is float
+    for value, kind in ((True, "bool"), (np.bool_(False), "bool"), ("0.1", "str"),
+                        (None, "NoneType"), (torch.tensor(0.1), "Tensor"), (1j, "complex")):
+        with pytest.raises(TypeError, match=f"lr must be a number; got .* \\({kind}\\)"):
+            number("lr", value)
