@@ -40,10 +40,11 @@ def _each(course: Course, assignments, *args: str, workers: int = 1) -> dict[str
     nbgrader's output} of failures. Only steps that leave the gradebook as it is may run
     side by side (SQLite takes one writer at a time)."""
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        runs = {assignment: pool.submit(nbgrader, course, args[0], assignment, *args[1:])
-                for assignment in assignments}
-    return {assignment: (run.result().stdout + run.result().stderr).strip()[-2000:]
-            for assignment, run in runs.items() if run.result().returncode != 0}
+        runs = [(assignment, pool.submit(nbgrader, course, args[0], assignment, *args[1:]))
+                for assignment in assignments]
+    done = {assignment: run.result() for assignment, run in runs}
+    return {assignment: (run.stdout + run.stderr).strip()[-2000:]
+            for assignment, run in done.items() if run.returncode != 0}
 
 
 def release(course: Course, assignments=None, release_dir: Path | None = None) -> dict[str, str]:
