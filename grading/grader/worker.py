@@ -122,9 +122,9 @@ def _run(command: list[str], cwd: Path, environment: dict, timeout: int) -> str:
     """Run ``command`` in a session of its own and return its log; on timeout kill it all
     (kernel included). The log goes to a file, not a pipe: a process the student starts in
     a session of its own (possible without the sandbox) would hold a pipe open forever."""
-    with tempfile.TemporaryFile("w+") as log:
+    with tempfile.TemporaryFile("w+", errors="replace") as log:  # the kernel may write any bytes
         process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=log,
-                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                                   stderr=subprocess.STDOUT, start_new_session=True)
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -105,6 +105,8 @@ def the_class(course, port: int) -> dict[str, dict]:
         "endless_loop": {name: answered(course, {"double": "while True:\n    pass"})},
         "kernel_exits": {name: answered(course, {"double": "import os\nos._exit(1)"})},
         "segfault": {name: answered(course, {"double": "import ctypes\nctypes.string_at(0)"})},
+        "raw_bytes_out": {name: answered(course, {  # nbgrader's log is not UTF-8 any more
+            "double": "import os\nos.write(2, b'\\xff\\xfe')\ndef double(x):\n    return 2 * x"})},
         "memory_blowup": {name: answered(course, {
             "square": "blob = bytearray(8 * 1024**3)\ndef square(x):\n    return x * x"})},
         "not_json": {name: b"{ this is not a notebook"},
@@ -127,6 +129,7 @@ EXPECTED = {
     "endless_loop": ("needs manual grading", 0, 1, "cell double timed out"),
     "kernel_exits": ("not graded", None, None, "kernel died"),
     "segfault": ("not graded", None, None, "kernel died"),
+    "raw_bytes_out": ("needs manual grading", 2, 1, ""),
     "memory_blowup": ("needs manual grading", 2, 0, "cell square ran out of memory"),
     "not_json": ("not graded", None, None, "not JSON"),
     "not_utf8": ("not graded", None, None, "not UTF-8"),
