@@ -89,6 +89,7 @@ def test_without_the_sandbox_a_process_left_running_does_not_stall_grading(tmp_p
         for process in sleeping(argument):
             process.kill()
 
+
 def test_the_sandboxed_kernel_gets_its_share_of_the_cores(tmp_path, sandbox):
     argv = kernel_argv(tmp_path, tmp_path, tmp_path, Limits(), threads=3)
     settings = {argv[i + 1]: argv[i + 2] for i, part in enumerate(argv) if part == "--setenv"}

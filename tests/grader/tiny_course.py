@@ -134,7 +134,6 @@ class Listener:
         self.server.close()
 
 
-
 def lingering(answer_code: str, argument: str) -> str:
     """``answer_code`` preceded by starting ``sleep argument`` in a session of its own: a
     process that would outlive the kernel if nothing ended it."""
