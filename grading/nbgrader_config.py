@@ -37,6 +37,20 @@ c.Execute.timeout = 120
 # the poll (grader.kernel_client: without it, a cell after an `interact` could wait 120 s).
 c.AsyncKernelManager.client_class = "grader.kernel_client.KernelClient"
 
+# A cell whose reply says it failed or was aborted fails, even when the answer hid its
+# traceback so that the cell shows no error (grader.execute: nbgrader reads only the
+# outputs). nbgrader's own list, with the course's Execute in place of nbgrader's;
+# tests/grader/test_hidden_failures.py checks that the rest is nbgrader's default.
+c.Autograde.autograde_preprocessors = [
+    "grader.execute.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
 # When the last cell has replied there is nothing left to wait for: end the kernel at once
 # rather than ask it to shut down and wait (0.1 s instead of 0.7 s per submission).
 c.Execute.shutdown_kernel = "immediate"

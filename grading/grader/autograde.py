@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 from filelock import FileLock
 
-from grader import gradebook, runner, state, steps
+from grader import execute, gradebook, runner, state, steps
 from grader.course import Course
 from grader.sandbox import Limits, unavailable
 from grader.submissions import Submission, inspect
@@ -105,7 +105,7 @@ def autograde(
             if result.graded:
                 gradebook.record(course, result)
                 summary.graded.append(result.name)
-                outcome.reason = "; ".join(filter(None, [outcome.reason, timed_out(result)]))
+                outcome.reason = "; ".join(filter(None, [outcome.reason, incidents(result)]))
             else:
                 gradebook.forget(course, result.assignment, result.student)
                 summary.not_graded[result.name] = result.reason
@@ -160,9 +160,11 @@ def record_tests(course: Course, assignment: str) -> None:
         raise RuntimeError(f"cannot record the tests of {assignment}:\n{failed[assignment]}")
 
 
-def timed_out(result: Result) -> str:
-    """'cell <id> timed out' (or ran out of memory) for each such cell of the result."""
-    events = []
+def incidents(result: Result) -> str:
+    """What made cells of the result score 0 that the TA should know: 'cell <id> timed
+    out', 'ran out of memory', 'failed with its traceback hidden' (:mod:`grader.execute`),
+    and 'N cells were aborted, not run (from cell <id>)'."""
+    events, aborted = [], []
     for text in result.notebooks.values():
         for cell in nbformat.reads(text, as_version=4).cells:
             for output in cell.get("outputs", []):
@@ -173,5 +175,10 @@ def timed_out(result: Result) -> str:
                     events.append(f"cell {where} timed out")
                 elif output.ename == "MemoryError":
                     events.append(f"cell {where} ran out of memory")
+                elif output.ename == execute.HIDDEN:
+                    events.append(f"cell {where} failed with its traceback hidden")
+                elif output.ename == execute.ABORTED:
+                    aborted.append(where)
+    if aborted:
+        events.append(f"{len(aborted)} cells were aborted, not run (from cell {aborted[0]})")
     return "; ".join(events)
-

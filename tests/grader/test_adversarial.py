@@ -138,7 +138,7 @@ EXPECTED = {
     "deleted_test": ("needs manual grading", 0, 1, ""),
     "edited_test": ("needs manual grading", 0, 1, ""),
     "faked_outputs": ("needs manual grading", 0, 1, ""),
-    "tampering": ("needs manual grading", 0, 1, ""),
+    "tampering": ("needs manual grading", 0, 1, "test_double failed with its traceback hidden"),
     "escape": ("needs manual grading", 2, 1, ""),
 }
 
