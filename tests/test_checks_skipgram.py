@@ -36,12 +36,18 @@ def fails(message_part, check, *args, **kwargs):
         list(reversed(pairs(FOX, 2))),
         [list(p) for p in pairs(FOX, 2)],
         np.array(pairs(FOX, 2)),
-        (p for p in pairs(FOX, 2)),
+        tuple(pairs(FOX, 2)),
     ],
-    ids=["text order", "right-hand first", "reversed", "lists", "numpy", "generator"],
+    ids=["text order", "right-hand first", "reversed", "lists", "numpy", "tuple"],
 )
 def test_window_pairs_accepts_any_order_and_container(answer):
     checks.check_window_pairs(answer, FOX, 2)
+
+
+def test_a_generator_is_refused_with_what_to_return_instead():
+    """A generator runs the student's code later, inside the check: it is not plain data."""
+    with pytest.raises(AssertionError, match="is a generator: return a plain tensor.*list"):
+        checks.check_window_pairs((p for p in pairs(FOX, 2)), FOX, 2)
 
 
 def test_window_pairs_accepts_ids_as_numpy_ints_and_tensors():

@@ -1,31 +1,26 @@
-"""The library must not answer the exercises.
+"""The library must not answer the exercises: which functions answer which exercise.
 
-Most exercises have a twin in ``course_utils``: the tested reference that later cells
-draw with (``masked_softmax`` for ``causal_softmax``, ``count_pairs`` for ``count_pairs``).
-A test cell calls the student's function through ``own_work``::
+Most exercises have twins: the tested reference in ``course_utils`` that later cells draw
+with (``masked_softmax`` for ``causal_softmax``), the library function that does the whole
+job (scikit-learn's ``rbf_kernel``, tiktoken's ``Encoding``, PyTorch's
+``scaled_dot_product_attention``), and the notebook's own reference helpers defined before
+the exercise (07's ``similarity_attention``). While a test cell runs the student's function
+through ``own_work``, they are refused where they compute (``guards/refuse.py``).
 
-    weights = checks.own_work(causal_softmax)(S)
-
-While that call runs, every twin listed in ``TWINS`` for the exercise is replaced, in the
-notebook's namespace and in every loaded ``course_utils`` module, by a stand-in that
-raises ``LibraryTwinError`` (an ``AssertionError``, so the test fails) with a message that
-says why. Afterwards the real functions are back, for the checks and for later cells.
-
-``TWINS`` maps an exercise's grade id (the name of the function the student writes, or
-of the value they compute) to the dotted paths of its twins. The grading also reads it to
-flag answer cells that import a twin (``grader.autograde``, the TA tools in grading/).
+``TWINS`` maps an exercise's grade id (the name of the function the student writes) to the
+Python twins: ``module.function``, ``module.Class.method``, ``module.<fnmatch pattern>``
+(every function and method the module defines that matches, e.g. ``tiktoken.core.*``) or
+``notebook.name``. ``TORCH_TWINS`` maps it to fragments of torch function names
+(``"layer_norm"`` refuses ``F.layer_norm``, ``torch.layer_norm``, ``torch.native_layer_norm``
+and ``torch.ops.aten.native_layer_norm``). Each exercise's text names what it may not use;
+these tables are that list. The grading also reads ``TWINS`` to flag answer cells that
+import a twin (``grader.autograde``, the TA tools in grading/).
 """
 
 import ast
-import contextlib
-import functools
-import importlib
-import sys
-import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import fnmatch
 
-__all__ = ["TWINS", "LibraryTwinError", "imported_twins", "library_twins_unavailable", "own_work"]
+__all__ = ["TORCH_TWINS", "TWINS", "imported_twins"]
 
 TWINS: dict[str, tuple[str, ...]] = {
     # 01_static_vs_contextual
@@ -94,6 +89,7 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.byte_bpe.BytePairTokenizer._encode_chunk",
         "tiktoken.Encoding.encode",
         "tiktoken.Encoding.encode_ordinary",
+        "tiktoken.core.*",
     ),
     "encode": (
         "course_utils.byte_bpe.BytePairTokenizer.encode",
@@ -106,6 +102,7 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.checks.bpe._model_encode",
         "tiktoken.Encoding.encode",
         "tiktoken.Encoding.encode_ordinary",
+        "tiktoken.core.*",
     ),
     # 04_alpha3_by_hand
     "scores": ("course_utils.attention.attention_scores",),
@@ -162,7 +159,6 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.transformer.layer_norm",
         "course_utils.checks.transformer_blocks._normalise",
         "torch.nn.functional.layer_norm",
-        "torch.layer_norm",
         "torch.nn.LayerNorm.forward",
     ),
     "transformer_block": (
@@ -178,6 +174,8 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.linear_attention.linear_attention",
         "course_utils.linear_attention.fmm_attention",
         "course_utils.checks.linear_attention._quadratic",
+        "notebook.softmax_attention",
+        "notebook.similarity_attention",
     ),
     "recurrent_step": (
         "course_utils.linear_attention.recurrent_linear_attention",
@@ -191,6 +189,9 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.linear_attention.fmm_attention",
         "course_utils.checks.linear_attention._quadratic",
         "course_utils.checks.linear_attention._step",
+        "notebook.softmax_attention",
+        "notebook.similarity_attention",
+        "notebook.masked_kernel_attention",
     ),
     "band_mask": (
         "course_utils.linear_attention.band_mask",
@@ -200,112 +201,38 @@ TWINS: dict[str, tuple[str, ...]] = {
     # 08_random_fourier_features
     "gaussian_kernel": (
         "sklearn.metrics.pairwise.rbf_kernel",
+        "sklearn.metrics.pairwise.*kernel*",
+        "sklearn.gaussian_process.kernels.*",
         "course_utils.checks.random_features._gaussian",
     ),
     "fourier_features": (
         "course_utils.random_features.RandomFourierFeatures._features",
         "sklearn.kernel_approximation.RBFSampler.transform",
+        "sklearn.kernel_approximation.*",
         "course_utils.checks.random_features._fourier",
     ),
     "error_slope": ("course_utils.checks.random_features._slope",),
     "positive_features": (
         "course_utils.random_features.PositiveRandomFeatures._features",
+        "sklearn.kernel_approximation.*",
         "course_utils.checks.random_features._positive",
     ),
 }
 
-
-class LibraryTwinError(AssertionError):
-    """A student's answer called the library function that answers its exercise."""
-
-
-def _owner(name: str):
-    """The module ``name``, or the class ``module.Class`` it names."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError:
-        module_name, _, class_name = name.rpartition(".")
-        return getattr(importlib.import_module(module_name), class_name)
-
-
-def _resolve(path: str):
-    """The twin at ``path``: ``module.function`` or ``module.Class.method``."""
-    owner_name, _, attribute = path.rpartition(".")
-    return getattr(_owner(owner_name), attribute)
-
-
-def _stand_in(exercise: str, path: str) -> Callable:
-    def refuse(*args, **kwargs):
-        raise LibraryTwinError(
-            f"{exercise} called {path}, the library's own answer to this exercise: "
-            "write it with your own code (torch, numpy and plain Python are all fine)"
-        )
-
-    return refuse
-
-
-@contextmanager
-def library_twins_unavailable(exercise: str, namespace: dict | None = None) -> Iterator[None]:
-    """While the block runs, the twins of ``exercise`` raise ``LibraryTwinError``.
-
-    They are swapped wherever they are bound: in ``namespace`` (the notebook's globals)
-    and in every loaded ``course_utils`` module, so ``from ... import`` and
-    ``module.function`` both reach the stand-in. A method twin (``module.Class.method``) is
-    swapped in its class, so it fails on every object of the class, cached ones too; a
-    function of another package (``torch.nn.functional.layer_norm``) in its own module.
-    """
-    twins = {id(_resolve(path)): path for path in TWINS.get(exercise, ())}
-    classes, modules = [], {}
-    for path in TWINS.get(exercise, ()):
-        owner_name, _, attribute = path.rpartition(".")
-        owner = _owner(owner_name)
-        if isinstance(owner, type):
-            classes.append((owner, attribute, vars(owner)[attribute]))
-            setattr(owner, attribute, _stand_in(exercise, path))
-        else:  # a function of a module: swapped in that module too (torch.layer_norm)
-            modules[owner_name] = owner
-    library = [m for name, m in list(sys.modules.items()) if name.startswith("course_utils")]
-    namespaces = [vars(module) for module in library]
-    namespaces += [vars(m) for name, m in modules.items() if not name.startswith("course_utils")]
-    if namespace is not None:
-        namespaces.append(namespace)
-    swapped = []
-    for names in namespaces:
-        for name, value in list(names.items()):
-            if id(value) in twins:
-                swapped.append((names, name, value))
-                names[name] = _stand_in(exercise, twins[id(value)])
-    try:
-        yield
-    finally:
-        for names, name, value in swapped:
-            names[name] = value
-        for owner, attribute, value in classes:
-            setattr(owner, attribute, value)
-
-
-def own_work(function: Callable) -> Callable:
-    """``function`` wrapped so that each call runs with its exercise's twins unavailable.
-
-    The exercise is found by name: ``function.__name__``, or any name the calling
-    notebook binds to it (``causal_softmax = my_softmax`` is still ``causal_softmax``).
-    Warnings the answer raises are silenced: nbgrader counts any warning in a test cell's
-    output as a failure, and a right answer that warns still deserves its points.
-    """
-    namespace = sys._getframe(1).f_globals
-    exercises = {name for name, value in namespace.items() if value is function}
-    exercises.add(getattr(function, "__name__", ""))
-
-    @functools.wraps(function)
-    def call(*args, **kwargs):
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(warnings.catch_warnings())
-            warnings.simplefilter("ignore")
-            for exercise in sorted(exercises & TWINS.keys()):
-                stack.enter_context(library_twins_unavailable(exercise, namespace))
-            return function(*args, **kwargs)
-
-    return call
+# Fragments of the torch functions that answer an exercise (see the module docstring).
+ATTENTION = ("scaled_dot_product", "multi_head_attention")
+NORMALISATIONS = ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm")
+TORCH_TWINS: dict[str, tuple[str, ...]] = {
+    "updated_embedding": ATTENTION,
+    "updated_embeddings": ATTENTION,
+    "causal_attention": ATTENTION,
+    "self_attention_update": ATTENTION,
+    "multi_head_attention": ATTENTION,
+    "layer_norm": NORMALISATIONS,
+    "transformer_block": ("transformer_encoder_layer",),
+    "kernel_attention": ATTENTION,
+    "causal_linear_attention": ATTENTION,
+}
 
 
 def imported_twins(source: str, exercise: str) -> list[str]:
@@ -329,6 +256,10 @@ def imported_twins(source: str, exercise: str) -> list[str]:
             used.add(ast.unparse(node))
 
     def named(path: str) -> bool:
+        if path.startswith("notebook."):  # the notebook's own function: nothing to import
+            return False
+        if "*" in path:
+            return any(fnmatch.fnmatchcase(name, path) for name in used)
         module, _, function = path.rpartition(".")
         if module.rpartition(".")[2][:1].isupper():  # a method: only Class.method is sure
             return any(name.endswith(path.rpartition(".")[0].rpartition(".")[2] + "." + function)

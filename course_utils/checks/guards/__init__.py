@@ -1,0 +1,91 @@
+"""The guards that keep a test cell's verdict honest, one module each.
+
+A test cell calls the student's function through ``own_work``::
+
+    weights = checks.own_work(causal_softmax)(S)
+
+and every ``check_...`` of ``course_utils.checks`` looks at plain values only. Together:
+
+1. ``leftovers``: before the answer runs, after it returns, and before any check compares,
+   nothing the notebook's answers left behind (a torch mode, a trace hook, an IPython hook,
+   a thread, a patched builtin or assertion helper) is active.
+2. ``copies``: the answer gets copies of the test's inputs, so one that works in place is
+   graded on what it returns.
+3. ``refuse`` and ``rules``: while it runs, the library's answer to the exercise is refused
+   where it is computed (Python twins by their code, torch functions by a function mode),
+   and the rules the exercise states ("no autograd", "no N × N matrix") are enforced.
+4. ``plain``: what it returns is rebuilt from exact built-in types before any check looks
+   at it; a check never calls a method, operator or ``bool()`` of a student's object.
+"""
+
+import contextlib
+import functools
+import inspect
+import sys
+import warnings
+from collections.abc import Callable
+
+from ..twins import TORCH_TWINS, TWINS
+from .copies import fresh
+from .leftovers import LeftBehind, check_nothing_left_behind, record_baseline
+from .plain import plain
+from .refuse import LibraryTwinError, library_twins_unavailable, watching
+from .rules import RULES, RuleBroken
+
+__all__ = [
+    "LeftBehind",
+    "LibraryTwinError",
+    "RuleBroken",
+    "check_nothing_left_behind",
+    "checked_plainly",
+    "library_twins_unavailable",
+    "own_work",
+    "plain",
+    "record_baseline",
+]
+
+
+def own_work(function: Callable) -> Callable:
+    """``function`` wrapped so that each call is graded fairly (the four guards above).
+
+    The exercise is found by name: ``function.__name__``, or any name the calling
+    notebook binds to it (``causal_softmax = my_softmax`` is still ``causal_softmax``).
+    Warnings the answer raises are silenced: nbgrader counts any warning in a test cell's
+    output as a failure, and a right answer that warns still deserves its points.
+    """
+    namespace = sys._getframe(1).f_globals
+    exercises = {name for name, value in namespace.items() if value is function}
+    exercises.add(getattr(function, "__name__", ""))
+    exercises &= TWINS.keys() | TORCH_TWINS.keys() | RULES.keys()
+    label = getattr(function, "__name__", "the answer")
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        check_nothing_left_behind()
+        args, kwargs = fresh(args), fresh(kwargs)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(warnings.catch_warnings())
+            warnings.simplefilter("ignore")
+            for exercise in sorted(exercises):
+                stack.enter_context(library_twins_unavailable(exercise, namespace))
+                stack.enter_context(watching(exercise, args, kwargs))
+            result = function(*args, **kwargs)
+        check_nothing_left_behind()
+        return plain(result, f"what {label} returned")
+
+    return call
+
+
+def checked_plainly(check: Callable) -> Callable:
+    """``check`` (a ``check_...`` function whose first argument is the answer), run only
+    when nothing is left behind, and on the answer made plain."""
+
+    signature = inspect.signature(check)
+
+    @functools.wraps(check)
+    def run(answer, *args, **kwargs):
+        check_nothing_left_behind()
+        name = signature.bind(answer, *args, **kwargs).arguments.get("name", "your answer")
+        return check(plain(answer, name), *args, **kwargs)
+
+    return run

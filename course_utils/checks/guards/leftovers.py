@@ -1,0 +1,172 @@
+"""Nothing an answer leaves behind can act on the checks.
+
+An answer cell runs before its test cell, in the same process. It could leave behind
+something that acts later: a torch function or dispatch mode that makes every comparison
+pass, a ``sys.settrace``/``setprofile`` hook, an IPython hook that hides a failing test's
+traceback (``showtraceback``, a custom exception handler, an input or AST transformer, an
+event callback), a thread, or a patched builtin or assertion helper (``torch.allclose``,
+``numpy.testing``, ``course_utils``'s own functions).
+
+``record_baseline()`` records the state when ``course_utils.checks`` has been imported
+(the notebook's first cell, before any answer). ``check_nothing_left_behind()`` compares
+the state now with it and raises ``LeftBehind`` (an ``AssertionError``: the test fails)
+naming what it found. It reads state only (identities, lengths of mode stacks, thread
+ids): it calls no code an answer could have replaced.
+"""
+
+import builtins
+import math
+import operator
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.testing
+import torch
+import torch.testing
+
+__all__ = ["LeftBehind", "check_nothing_left_behind", "record_baseline"]
+
+# Names IPython or the interpreter themselves bind again between cells.
+VOLATILE_BUILTINS = {"exit", "quit", "get_ipython", "display", "_", "__", "___", "copyright",
+                     "credits", "license", "help"}
+# Libraries whose threads or IPython callbacks may appear after the baseline.
+LIBRARIES = ("tqdm", "ipykernel", "IPython", "zmq", "jupyter_client", "matplotlib",
+             "matplotlib_inline", "ipywidgets", "comm")
+SHELL_LISTS = ("input_transformers_cleanup", "input_transformers_post", "ast_transformers")
+
+
+class LeftBehind(AssertionError):
+    """Something an answer left running or patched, found before a check compares."""
+
+
+def _watched_namespaces() -> dict[str, dict]:
+    """Namespaces whose functions the checks rely on, by name."""
+    spaces = {"builtins": vars(builtins), "math": vars(math), "operator": vars(operator),
+              "torch": vars(torch), "torch.Tensor": vars(torch.Tensor),
+              "torch.TensorBase": vars(torch._C.TensorBase), "torch.testing": vars(torch.testing),
+              "numpy": vars(np), "numpy.testing": vars(numpy.testing)}
+    spaces |= {name: vars(module) for name, module in list(sys.modules.items())
+               if name.startswith("course_utils") and module is not None}
+    return spaces
+
+
+def _functions(namespace: dict) -> dict[str, object]:
+    return {name: value for name, value in list(namespace.items())
+            if callable(value) and name not in VOLATILE_BUILTINS}
+
+
+def _shell():
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython else None
+
+
+def _shell_state(shell) -> dict[str, object]:
+    """What of the IPython shell decides how a cell's error is shown."""
+    if shell is None:
+        return {}
+    state = {"custom exception handler": shell.custom_exceptions,
+             "sys.excepthook": sys.excepthook, "sys.displayhook": sys.displayhook}
+    for name in SHELL_LISTS:
+        state[name] = tuple(getattr(shell, name, ()))
+    for name, value in vars(shell).items():
+        if callable(value) and hasattr(type(shell), name):  # a method replaced on the shell
+            state[f"shell.{name}"] = value
+    for klass in type(shell).__mro__:
+        for name, value in _functions(vars(klass)).items():
+            state[f"{klass.__name__}.{name}"] = value
+    return state
+
+
+@dataclass
+class Baseline:
+    """The state when the checks were imported."""
+
+    trace: object = field(default_factory=sys.gettrace)
+    profile: object = field(default_factory=sys.getprofile)
+    thread_trace: object = field(default_factory=threading.gettrace)
+    thread_profile: object = field(default_factory=threading.getprofile)
+    function_modes: int = field(default_factory=torch._C._len_torch_function_stack)
+    dispatch_modes: int = field(default_factory=torch._C._len_torch_dispatch_stack)
+    threads: frozenset = field(default_factory=lambda: frozenset(sys._current_frames()))
+    functions: dict = field(default_factory=lambda: {
+        space: _functions(names) for space, names in _watched_namespaces().items()})
+    shell: dict = field(default_factory=lambda: _shell_state(_shell()))
+    callbacks: dict = field(default_factory=lambda: _callbacks(_shell()))
+
+
+def _callbacks(shell) -> dict[str, tuple]:
+    if shell is None:
+        return {}
+    return {event: tuple(functions) for event, functions in shell.events.callbacks.items()}
+
+
+def _same(now, then) -> bool:
+    """Identity, item by item for tuples (never ``==``: it could run an answer's code)."""
+    if type(now) is tuple and type(then) is tuple:
+        return len(now) == len(then) and all(a is b for a, b in zip(now, then, strict=True))
+    return now is then
+
+
+def _from_a_library(thing) -> bool:
+    module = getattr(thing, "__module__", None) or ""
+    return module.split(".")[0] in LIBRARIES
+
+
+def _found(baseline: Baseline) -> list[str]:
+    found = []
+    if torch._C._len_torch_function_stack() != baseline.function_modes:
+        found.append("a torch function mode (TorchFunctionMode) is still on")
+    if torch._C._len_torch_dispatch_stack() != baseline.dispatch_modes:
+        found.append("a torch dispatch mode (TorchDispatchMode) is still on")
+    for what, now, then in (("sys.settrace", sys.gettrace(), baseline.trace),
+                            ("sys.setprofile", sys.getprofile(), baseline.profile),
+                            ("threading.settrace", threading.gettrace(), baseline.thread_trace),
+                            ("threading.setprofile", threading.getprofile(),
+                             baseline.thread_profile)):
+        if now is not then:
+            found.append(f"a {what} hook is set")
+    for space, functions in baseline.functions.items():
+        names = _watched_namespaces().get(space, {})
+        changed = [name for name, value in functions.items() if names.get(name) is not value]
+        if changed:
+            found.append(f"{space}.{', '.join(sorted(changed)[:3])} replaced")
+    shell = _shell()
+    now = _shell_state(shell)
+    changed = sorted(name for name in set(now) | set(baseline.shell)
+                     if not _same(now.get(name), baseline.shell.get(name)))
+    if changed:
+        found.append(f"IPython's {', '.join(changed[:3])} changed")
+    for event, functions in _callbacks(shell).items():
+        added = [f for f in functions if f not in baseline.callbacks.get(event, ())
+                 and not _from_a_library(f)]
+        if added:
+            found.append(f"a callback on IPython's '{event}' event was added")
+    for ident in set(sys._current_frames()) - baseline.threads:
+        thread = threading._active.get(ident)
+        if thread is None or not _from_a_library(type(thread)):
+            name = thread.name if thread is not None else f"thread {ident}"
+            found.append(f"a thread started by the notebook is running ({name})")
+    return found
+
+
+_baseline: list[Baseline] = []
+
+
+def record_baseline() -> None:
+    """Record the state that later checks compare with (again: a new baseline)."""
+    _baseline[:] = [Baseline()]
+
+
+def check_nothing_left_behind() -> None:
+    """Raise ``LeftBehind`` naming each hook, mode, thread or patch found since the baseline."""
+    if not _baseline:
+        record_baseline()
+    found = _found(_baseline[0])
+    if found:
+        raise LeftBehind(
+            "the tests cannot trust this notebook's state: " + "; ".join(found)
+            + ". Something in your answers (or a cell you added) changed how Python, IPython "
+            "or torch run the tests; remove it, restart the kernel and run all cells again"
+        )

@@ -1,0 +1,188 @@
+"""The library's answer is refused where it is computed, not by name.
+
+While an answer runs, two guards stand where a twin does its work, whatever path led there
+(imported under another name, kept in a default argument, found again with ``gc``, reached
+through a dictionary of the library such as scikit-learn's ``PAIRWISE_KERNEL_FUNCTIONS``):
+
+* **Python twins** (``TWINS``: functions and methods of ``course_utils``, scikit-learn,
+  tiktoken, and the notebook's own reference helpers): each function object's code is
+  swapped for code that raises ``LibraryTwinError``, and swapped back afterwards. Every
+  reference to the function reaches the stand-in, because the function object is the same.
+* **torch functions** (``TORCH_TWINS``: name fragments such as ``"scaled_dot_product"`` or
+  ``"layer_norm"``): a ``torch.overrides.TorchFunctionMode`` sees every torch call the
+  answer makes (``torch.ops.aten...`` too) and refuses those whose name holds a fragment.
+  The same mode enforces the exercise's stated rules (``RULES``, see ``rules.py``) on each
+  call and on each tensor the call returns.
+"""
+
+import contextlib
+import fnmatch
+import functools
+import importlib
+import types
+from collections.abc import Callable, Iterator
+
+from torch.overrides import TorchFunctionMode
+
+from ..twins import TORCH_TWINS, TWINS
+from .rules import RULES
+
+__all__ = [
+    "LibraryTwinError",
+    "TorchWatch",
+    "functions_at",
+    "library_twins_unavailable",
+    "op_name",
+    "twin_functions",
+    "watching",
+]
+
+NOTEBOOK = "notebook."  # a TWINS path that names a function of the notebook itself
+
+
+class LibraryTwinError(AssertionError):
+    """A student's answer called the library function that answers its exercise."""
+
+
+def _message(exercise: str, what: str) -> str:
+    return (f"{exercise} called {what}, the library's own answer to this exercise: "
+            "write it with your own code (torch, numpy and plain Python are all fine)")
+
+
+def _owner(name: str):
+    """The module ``name``, or the class ``module.Class`` it names."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        module_name, _, class_name = name.rpartition(".")
+        return getattr(importlib.import_module(module_name), class_name)
+
+
+def _resolve(path: str):
+    """The twin at ``path``: ``module.function`` or ``module.Class.method``."""
+    owner_name, _, attribute = path.rpartition(".")
+    return getattr(_owner(owner_name), attribute)
+
+
+def _defined_in(module: types.ModuleType) -> Iterator[tuple[str, Callable]]:
+    """(qualified name, function) of every function and method the module itself defines."""
+    for value in list(vars(module).values()):
+        if getattr(value, "__module__", None) != module.__name__:
+            continue
+        if isinstance(value, types.FunctionType):
+            yield value.__qualname__, value
+        elif isinstance(value, type):
+            for attribute in vars(value).values():
+                function = getattr(attribute, "__func__", getattr(attribute, "fget", attribute))
+                if isinstance(function, types.FunctionType):
+                    yield function.__qualname__, function
+
+
+def functions_at(path: str, namespace: dict | None = None) -> list[tuple[str, Callable]]:
+    """(path, function) of the twins that ``path`` names.
+
+    A path is ``module.function``, ``module.Class.method``, ``module.<pattern>`` (every
+    function or method the module defines whose qualified name matches the ``fnmatch``
+    pattern, e.g. ``tiktoken.core.*``) or ``notebook.name`` (a function of ``namespace``).
+    """
+    if path.startswith(NOTEBOOK):
+        function = (namespace or {}).get(path.removeprefix(NOTEBOOK))
+        return [(path, function)] if isinstance(function, types.FunctionType) else []
+    if "*" in path:
+        module_name = path[:path.index("*")].rpartition(".")[0]
+        pattern = path[len(module_name) + 1:]
+        return [(f"{module_name}.{name}", function)
+                for name, function in _defined_in(importlib.import_module(module_name))
+                if fnmatch.fnmatchcase(name, pattern)]
+    return [(path, _resolve(path))]
+
+
+def twin_functions(exercise: str, namespace: dict | None = None) -> dict[Callable, str]:
+    """{function object: its path} of every Python twin of ``exercise`` (``functions_at``);
+    a function wrapped with ``functools.wraps`` brings the function it wraps."""
+    found = {}
+    for path in TWINS.get(exercise, ()):
+        for name, function in functions_at(path, namespace):
+            while isinstance(function, types.FunctionType) and function not in found:
+                found[function] = name
+                function = getattr(function, "__wrapped__", None)
+    return found
+
+
+@functools.cache
+def _template(free_variables: int) -> types.CodeType:
+    """The code of a function that raises the constant ``"refusal"``, with this many free
+    variables (a function's code can only be swapped for code with as many)."""
+    free = [f"free_{n}" for n in range(free_variables)]
+    source = "\n".join([
+        "def outer():",
+        *(f"    {name} = None" for name in free),
+        "    def refuse(*args, **kwargs):",
+        f"        ({', '.join(free)},)" if free else "",
+        '        raise "refusal"',
+        "    return refuse",
+    ])
+    namespace = {}
+    exec(compile(source, "<library twin>", "exec"), namespace)  # noqa: S102 (our own source)
+    return namespace["outer"]().__code__
+
+
+def _refusing_code(function: types.FunctionType, error: LibraryTwinError) -> types.CodeType:
+    code = _template(len(function.__code__.co_freevars))
+    return code.replace(co_consts=tuple(error if c == "refusal" else c for c in code.co_consts))
+
+
+@contextlib.contextmanager
+def library_twins_unavailable(exercise: str, namespace: dict | None = None) -> Iterator[None]:
+    """While the block runs, every Python twin of ``exercise`` raises ``LibraryTwinError``
+    (an ``AssertionError``: the test fails) with a message that says why."""
+    swapped = []
+    try:
+        for function, path in twin_functions(exercise, namespace).items():
+            swapped.append((function, function.__code__))
+            function.__code__ = _refusing_code(function, LibraryTwinError(_message(exercise, path)))
+        yield
+    finally:
+        for function, code in swapped:
+            function.__code__ = code
+
+
+def op_name(function) -> str:
+    """The name of a torch function as the mode sees it (``"layer_norm"``,
+    ``"native_layer_norm.default"`` for ``torch.ops``, ``"requires_grad.__set__"``)."""
+    name = getattr(function, "__name__", "") or ""
+    if name in ("__get__", "__set__"):
+        name = f"{getattr(getattr(function, '__self__', None), '__name__', '')}.{name}"
+    return name
+
+
+class TorchWatch(TorchFunctionMode):
+    """Every torch call of an answer to ``exercise``: refused when its name holds one of the
+    exercise's ``TORCH_TWINS`` fragments, and checked against its ``RULES``, which are
+    made from the answer's arguments."""
+
+    def __init__(self, exercise: str, args: tuple, kwargs: dict):
+        super().__init__()
+        self.exercise = exercise
+        self.fragments = TORCH_TWINS.get(exercise, ())
+        self.rules = [rule(exercise, args, kwargs) for rule in RULES.get(exercise, ())]
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = op_name(func)
+        if any(fragment in name for fragment in self.fragments):
+            raise LibraryTwinError(_message(self.exercise, f"torch's {name}"))
+        for rule in self.rules:
+            rule.before(name)
+        result = func(*args, **(kwargs or {}))
+        for rule in self.rules:
+            rule.after(name, result)
+        return result
+
+
+def watching(exercise: str, args: tuple, kwargs: dict) -> contextlib.AbstractContextManager:
+    """``TorchWatch`` when the exercise has torch twins or rules, else nothing to enter (a
+    torch function mode slows every torch call a little)."""
+    if TORCH_TWINS.get(exercise) or RULES.get(exercise):
+        return TorchWatch(exercise, args, kwargs)
+    return contextlib.nullcontext()
+
