@@ -17,9 +17,10 @@ import pytest
 from nbgrader.api import Gradebook
 
 from course_utils import checks
-from grader import grades, runner, steps
+from grader import grades, steps
 from grader.autograde import autograde
 from grader.course import Course
+from grader.machine import default_workers
 from grader.report import diagnosis, write_report
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
@@ -58,7 +59,7 @@ def graded(course, assignments) -> Course:
         cases = CASES[assignment]
         for student, answers in {**cases.WRONG, **cases.CORRECT}.items():
             submit(course, assignment, student, {**solution_cells(assignment), **answers})
-    summary = autograde(course, workers=runner.default_workers(), progress=False)
+    summary = autograde(course, workers=default_workers(), progress=False)
     assert not summary.not_graded, summary.not_graded
     return course
 

@@ -22,6 +22,7 @@ from filelock import FileLock
 
 from grader import execute, gradebook, runner, state, steps
 from grader.course import Course
+from grader.machine import default_workers
 from grader.sandbox import Limits, unavailable
 from grader.submissions import Submission, inspect
 from grader.tamper import ScanContext, read_scan_context, scan_cell
@@ -89,7 +90,7 @@ def autograde(
 ) -> Summary:
     """Grade every new or changed submission (all of them if ``regrade``); ``tell`` hears
     what the TA should know (no sandbox, a notebook saved under another name) at once."""
-    workers = workers or runner.default_workers()
+    workers = workers or default_workers()
     limits = limits or Limits()
     summary = Summary(tell=tell)
     if limits.sandbox and unavailable():
@@ -127,7 +128,7 @@ def _plan(course, assignment, workers, regrade, limits, outcomes, summary) -> li
     source = nbformat.reads(source_bytes.decode(), as_version=4)
     context = read_scan_context(source)
     snapshot, config = None, (course.root / "nbgrader_config.py").read_text()
-    threads = max(1, runner.default_workers() // workers)
+    threads = max(1, default_workers() // workers)
     jobs = []
     for student in students:
         submission = inspect(course, student, assignment)

@@ -7,18 +7,12 @@ done / total, failures so far and the time left.
 """
 
 import contextlib
-import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
 
 from tqdm.auto import tqdm
 
 from grader.worker import Job, Result, grade
-
-
-def default_workers() -> int:
-    """One worker per core."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 @contextlib.contextmanager

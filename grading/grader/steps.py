@@ -18,11 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader.course import Course
-
-# `nbgrader ARGS`, less 2 s a run: jsonschema's optional IRI format checker builds a
-# grammar when imported (2.3 s), and nbgrader validates notebooks without it.
-NBGRADER = [sys.executable, "-c", "import sys; sys.modules['rfc3987_syntax'] = None; "
-            "from nbgrader.apps.nbgraderapp import main; sys.exit(main())"]
+from grader.machine import NBGRADER, default_workers
 
 
 def nbgrader(course: Course, *args: str) -> subprocess.CompletedProcess:
@@ -67,8 +63,6 @@ def collect(course: Course, assignments=None) -> dict[str, str]:
 
 def feedback(course: Course, assignments=None, students=None) -> dict[str, str]:
     """Write the feedback pages of the graded submissions (of ``students`` only, if given)."""
-    from grader.runner import default_workers  # (runner -> worker -> steps: not at the top)
-
     graded = [a for a in assignments or course.assignments()
               if any(course.folder("autograded", s, a).is_dir() for s in course.students())]
     others = sorted(set(course.students()) - set(students or course.students()))

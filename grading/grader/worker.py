@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.machine import NBGRADER
 from grader.sandbox import Limits, kernel_argv, make_home, write_kernelspec
-from grader.steps import NBGRADER
 
 # What a Result keeps of nbgrader's log when a submission could not be graded.
 LOG_TAIL = 3000

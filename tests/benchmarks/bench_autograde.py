@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from grader.autograde import autograde
-from grader.runner import default_workers
+from grader.machine import default_workers
 from tests.benchmarks.timing import Row
 from tests.grading_cases import all_cases
 from tests.nbgrader_course import make_course, solution_cells, submit
