@@ -8,14 +8,23 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+import grader.tamper
 from grader.tamper import (
-    HOOKS_IPYTHON,
+    ANSWERS_COMPARISONS,
+    CHANGES_DISPATCH,
+    FAMILIES,
+    LOADS_CODE,
     PATCHES_BUILTINS,
     PATCHES_COURSE_UTILS,
     PATCHES_TEST_HELPER,
+    PRIVATE_PARTS,
+    REACHES_IPYTHON,
+    READS_FRAMES,
     REBINDS_TEST_NAME,
+    RUNS_LATER,
     RUNS_STRING_CODE,
     TOUCHES_INTERPRETER,
+    USES_GC_CTYPES,
     Flag,
     read_scan_context,
     scan_cell,
@@ -129,9 +138,10 @@ TAMPERING = {
     "setattr of checks": (
         "setattr(checks, 'check_close', print)", [(1, PATCHES_COURSE_UTILS)]),
     "checks' __dict__": (
-        "course_utils.checks.__dict__['check_close'] = print", [(1, PATCHES_COURSE_UTILS)]),
+        "course_utils.checks.__dict__['check_close'] = print",
+        [(1, PATCHES_COURSE_UTILS), (1, READS_FRAMES)]),
     "vars of checks updated": (
-        "vars(checks).update(check_close=print)", [(1, PATCHES_COURSE_UTILS)]),
+        "vars(checks).update(check_close=print)", [(1, PATCHES_COURSE_UTILS), (1, READS_FRAMES)]),
     "checks patched inside the answer": (
         "def scores(q, k):\n    checks.own_work = lambda f: f\n    return q @ k.T",
         [(2, PATCHES_COURSE_UTILS)]),
@@ -139,7 +149,7 @@ TAMPERING = {
     "checks by import_module": (
         "import importlib\n"
         "c = importlib.import_module('course_utils.checks')\nc.check_close = print",
-        [(3, PATCHES_COURSE_UTILS)]),
+        [(1, LOADS_CODE), (2, LOADS_CODE), (3, PATCHES_COURSE_UTILS)]),
     "the library the checks compare with": (
         "import course_utils.attention as attention\nattention.attention_scores = print",
         [(2, PATCHES_COURSE_UTILS)]),
@@ -166,10 +176,13 @@ TAMPERING = {
         [(3, PATCHES_TEST_HELPER)]),
     # patches builtins
     "builtins module": (
-        "import builtins\nbuiltins.print = lambda *args: None", [(2, PATCHES_BUILTINS)]),
+        "import builtins\nbuiltins.print = lambda *args: None",
+        [(1, REACHES_IPYTHON), (2, PATCHES_BUILTINS), (2, REACHES_IPYTHON)]),
     "__builtins__ item": (
-        "__builtins__['isinstance'] = lambda *args: True", [(1, PATCHES_BUILTINS)]),
-    "__builtins__ attribute": ("__builtins__.abs = print", [(1, PATCHES_BUILTINS)]),
+        "__builtins__['isinstance'] = lambda *args: True",
+        [(1, PATCHES_BUILTINS), (1, REACHES_IPYTHON)]),
+    "__builtins__ attribute": (
+        "__builtins__.abs = print", [(1, PATCHES_BUILTINS), (1, REACHES_IPYTHON)]),
     "AssertionError rebound": ("AssertionError = Exception", [(1, PATCHES_BUILTINS)]),
     "isinstance defined": (
         "def isinstance(obj, kind):\n    return True", [(1, PATCHES_BUILTINS)]),
@@ -190,23 +203,40 @@ TAMPERING = {
         "import sys\nsys.settrace(None)\nsys.setprofile(None)",
         [(2, TOUCHES_INTERPRETER), (3, TOUCHES_INTERPRETER)]),
     "importlib.reload": (
-        "import importlib\nimportlib.reload(checks)", [(2, TOUCHES_INTERPRETER)]),
+        "import importlib\nimportlib.reload(checks)",
+        [(1, LOADS_CODE), (2, TOUCHES_INTERPRETER), (2, LOADS_CODE)]),
     "getattr of sys": ("hooks = getattr(sys, 'modules')", [(1, TOUCHES_INTERPRETER)]),
-    # hooks IPython
+    # reaches the IPython kernel
     "showtraceback": (
-        "get_ipython().showtraceback = lambda *args, **kwargs: None", [(1, HOOKS_IPYTHON)]),
+        "get_ipython().showtraceback = lambda *args, **kwargs: None", [(1, REACHES_IPYTHON)]),
     "events": (
         "shell = get_ipython()\nshell.events.register('post_run_cell', print)",
-        [(1, HOOKS_IPYTHON)]),
+        [(1, REACHES_IPYTHON)]),
     "get_ipython imported": (
         "from IPython import get_ipython\nget_ipython().set_custom_exc((AssertionError,), print)",
-        [(1, HOOKS_IPYTHON), (2, HOOKS_IPYTHON)]),
+        [(1, REACHES_IPYTHON), (2, REACHES_IPYTHON)]),
     "line magics": (
-        "%load_ext autoreload\n%autoreload 2", [(1, HOOKS_IPYTHON), (2, HOOKS_IPYTHON)]),
+        "%load_ext autoreload\n%autoreload 2", [(1, REACHES_IPYTHON), (2, REACHES_IPYTHON)]),
     "a cell magic hides its body": (
-        "%%capture\nchecks.check_close = print", [(1, HOOKS_IPYTHON)]),
+        "%%capture\nchecks.check_close = print", [(1, REACHES_IPYTHON)]),
     "shell after blank lines": (
-        "\n\n!pip install something\ndef scores(q, k):\n    return q @ k.T", [(3, HOOKS_IPYTHON)]),
+        "\n\n!pip install something\ndef scores(q, k):\n    return q @ k.T",
+        [(3, REACHES_IPYTHON)]),
+    "the shell's class": (
+        "IPython.core.interactiveshell.InteractiveShell.instance().showtraceback = print",
+        [(1, REACHES_IPYTHON)]),
+    "the shell's class imported under another name": (
+        "from IPython.core.interactiveshell import InteractiveShell as S\nshell = S.instance()",
+        [(1, REACHES_IPYTHON), (2, REACHES_IPYTHON)]),
+    "the kernel and its messaging": (
+        "import ipykernel\nfrom jupyter_client import session\nimport zmq as z\n"
+        "from traitlets import config",
+        [(1, REACHES_IPYTHON), (2, REACHES_IPYTHON), (3, REACHES_IPYTHON), (4, REACHES_IPYTHON)]),
+    "IPython itself": ("import IPython\nIPython.get_ipython()",
+                       [(1, REACHES_IPYTHON), (2, REACHES_IPYTHON)]),
+    "get_ipython from the builtins' namespace": (
+        "shell = __builtins__.__dict__['get_ipython']()",
+        [(1, REACHES_IPYTHON), (1, READS_FRAMES)]),
     # rebinds a name the test cells use
     "checks rebound": ("checks = None", [(1, REBINDS_TEST_NAME)]),
     "a test input rebound": ("Q = torch.zeros(2, 4)", [(1, REBINDS_TEST_NAME)]),
@@ -223,7 +253,144 @@ TAMPERING = {
     "eval kept for later": ("run = eval\nrun('1')", [(1, RUNS_STRING_CODE)]),
     "compile": ("code = compile('x = 1', 'cell', 'exec')", [(1, RUNS_STRING_CODE)]),
     "__import__": ("__import__('sys')", [(1, RUNS_STRING_CODE)]),
-    "exec from builtins": ("import builtins\nbuiltins.exec('1')", [(2, RUNS_STRING_CODE)]),
+    "exec from builtins": (
+        "import builtins\nbuiltins.exec('1')",
+        [(1, REACHES_IPYTHON), (2, REACHES_IPYTHON), (2, RUNS_STRING_CODE)]),
+    # loads code by hand
+    "import_module of any module": (
+        "import importlib\n\nmath = importlib.import_module('math')",
+        [(1, LOADS_CODE), (3, LOADS_CODE)]),
+    "import_module imported under another name": (
+        "from importlib import import_module as load\nload('course_utils.checks')",
+        [(1, LOADS_CODE), (2, LOADS_CODE)]),
+    "runpy, pickle, marshal": (
+        "import runpy\nimport pickle as p\np.loads(b'')\nimport marshal\nmarshal.loads(b'')\n"
+        "runpy.run_path('x.py')",
+        [(1, LOADS_CODE), (3, LOADS_CODE), (5, LOADS_CODE), (6, LOADS_CODE)]),
+    "an interpreter of its own": (
+        "import code\ncode.InteractiveInterpreter().runsource('1')",
+        [(1, LOADS_CODE), (2, LOADS_CODE)]),
+    "a module made by hand": (
+        "import types\nfake = types.ModuleType('course_utils.checks')", [(2, LOADS_CODE)]),
+    # reads frames or code objects
+    "the caller's frame": (
+        "import sys\n\ndef scores(q, k):\n    sys._getframe(1).f_globals['K'] = None\n"
+        "    return q @ k.T",
+        [(4, READS_FRAMES), (4, PRIVATE_PARTS)]),
+    "_getframe imported under another name": (
+        "from sys import _getframe as frame\ncaller = frame(1).f_back",
+        [(1, READS_FRAMES), (1, PRIVATE_PARTS), (2, READS_FRAMES)]),
+    "inspect": (
+        "import inspect as ins\nins.currentframe().f_back.f_locals",
+        [(1, READS_FRAMES), (2, READS_FRAMES)]),
+    "a traceback's frames": (
+        "try:\n    checks.check_close(1, 2, 'x')\nexcept AssertionError as error:\n"
+        "    error.__traceback__.tb_next.tb_frame.f_locals.clear()",
+        [(4, READS_FRAMES)]),
+    "the traceback module and exc_info": (
+        "import traceback\nimport sys\ntraceback.extract_stack()\nsys.exc_info()",
+        [(1, READS_FRAMES), (3, READS_FRAMES), (4, READS_FRAMES)]),
+    "a function's code replaced": (
+        "scores.__code__ = scores.__code__.replace(co_consts=(1,))", [(1, READS_FRAMES)]),
+    "a function's globals by getattr": (
+        "getattr(checks.check_close, '__globals__')['np'] = None", [(1, READS_FRAMES)]),
+    "every subclass of object": ("().__class__.__mro__[1].__subclasses__()", [(1, READS_FRAMES)]),
+    "the notebook's namespace as a dict": ("globals()['K'] = None", [(1, READS_FRAMES)]),
+    "a function made from code": (
+        "import types\nf = types.FunctionType(scores.__code__, {})", [(2, READS_FRAMES)]),
+    # uses gc or ctypes
+    "gc": ("import gc\ngc.get_objects()", [(1, USES_GC_CTYPES), (2, USES_GC_CTYPES)]),
+    "gc under another name": (
+        "import gc as g\n\ndef scores(q, k):\n    g.get_referrers(q)\n    return q @ k.T",
+        [(1, USES_GC_CTYPES), (4, USES_GC_CTYPES)]),
+    "ctypes": (
+        "from ctypes import pythonapi as api\napi.PyObject_SetAttr",
+        [(1, USES_GC_CTYPES), (2, USES_GC_CTYPES)]),
+    "gc by import_module": (
+        "importlib.import_module('gc').collect()", [(1, LOADS_CODE), (1, USES_GC_CTYPES)]),
+    "gc by __import__": (
+        "__import__('gc').collect()", [(1, RUNS_STRING_CODE), (1, USES_GC_CTYPES)]),
+    # starts something that runs later
+    "a thread": (
+        "import threading\nthreading.Thread(target=print).start()",
+        [(1, RUNS_LATER), (2, RUNS_LATER)]),
+    "a timer under another name": (
+        "from threading import Timer as T\nT(1.0, print).start()",
+        [(1, RUNS_LATER), (2, RUNS_LATER)]),
+    "signal, atexit, subprocess": (
+        "import signal\nimport atexit\nimport subprocess\nsignal.signal(signal.SIGALRM, print)\n"
+        "atexit.register(print)\nsubprocess.Popen(['sleep', '1'])",
+        [(1, RUNS_LATER), (2, RUNS_LATER), (3, RUNS_LATER), (4, RUNS_LATER), (5, RUNS_LATER),
+         (6, RUNS_LATER)]),
+    "os.fork and os.system": (
+        "import os\nos.fork()\nos.system('true')\nos.register_at_fork(after_in_child=print)",
+        [(2, RUNS_LATER), (3, RUNS_LATER), (4, RUNS_LATER)]),
+    "finalisers": (
+        "import weakref\nweakref.finalize(checks, print)\nweakref.ref(checks, print)",
+        [(2, RUNS_LATER), (3, RUNS_LATER)]),
+    "a class with __del__": (
+        "class Later:\n    def __del__(self):\n        print('after the tests')",
+        [(2, RUNS_LATER)]),
+    "asyncio and concurrent": (
+        "import asyncio\nfrom concurrent.futures import ThreadPoolExecutor",
+        [(1, RUNS_LATER), (2, RUNS_LATER)]),
+    # changes how torch/numpy dispatch
+    "a torch function mode": (
+        "from torch.overrides import TorchFunctionMode\n\nclass Mode(TorchFunctionMode):\n"
+        "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        return func(*args, **(kwargs or {}))",
+        [(1, CHANGES_DISPATCH), (3, CHANGES_DISPATCH), (4, CHANGES_DISPATCH)]),
+    "a dispatch mode": (
+        "from torch.utils._python_dispatch import TorchDispatchMode as M",
+        [(1, CHANGES_DISPATCH), (1, PRIVATE_PARTS)]),
+    "torch._C": ("torch._C._set_grad_enabled(True)", [(1, CHANGES_DISPATCH), (1, PRIVATE_PARTS)]),
+    "torch.library and torch.ops": (
+        "lib = torch.library.Library('aten', 'IMPL')\ntorch.ops.aten.add",
+        [(1, CHANGES_DISPATCH), (2, CHANGES_DISPATCH)]),
+    "numpy's core": ("np.core.umath.add", [(1, CHANGES_DISPATCH)]),
+    "array protocols": (
+        "class Always:\n    __array_priority__ = 1000\n\n"
+        "    def __array_ufunc__(self, *args, **kwargs):\n        return True",
+        [(2, CHANGES_DISPATCH), (4, CHANGES_DISPATCH)]),
+    "a global module hook": (
+        "from torch.nn.modules.module import register_module_forward_hook\n"
+        "register_module_forward_hook(print)",
+        [(1, CHANGES_DISPATCH), (2, CHANGES_DISPATCH)]),
+    # defines an object that answers comparisons itself
+    "__eq__ and __bool__": (
+        "class Liar:\n    def __eq__(self, other):\n        return True\n\n"
+        "    def __bool__(self):\n        return True",
+        [(2, ANSWERS_COMPARISONS), (5, ANSWERS_COMPARISONS)]),
+    "a builtin's subclass": ("class Close(float):\n    pass", [(1, ANSWERS_COMPARISONS)]),
+    "a Tensor's subclass": (
+        "class T(torch.Tensor):\n    pass\nimport numpy\nclass A(numpy.ndarray):\n    pass",
+        [(1, ANSWERS_COMPARISONS), (4, ANSWERS_COMPARISONS)]),
+    "a class made by type": (
+        "Liar = type('Liar', (), {'__eq__': lambda self, other: True})\n"
+        "Close = type('Close', (float,), {})",
+        [(1, ANSWERS_COMPARISONS), (2, ANSWERS_COMPARISONS)]),
+    "__class__ assigned": (
+        "q = torch.ones(1)\nq.__class__ = Liar\nsetattr(q, '__class__', Liar)",
+        [(2, ANSWERS_COMPARISONS), (3, ANSWERS_COMPARISONS)]),
+    "a metaclass's isinstance": (
+        "class Meta(type):\n    def __instancecheck__(cls, obj):\n        return True",
+        [(1, ANSWERS_COMPARISONS), (2, ANSWERS_COMPARISONS)]),
+    "__getattr__ and __len__ set on a class": (
+        "Liar.__getattr__ = lambda self, name: 0\nsetattr(Liar, '__len__', lambda self: 3)",
+        [(1, ANSWERS_COMPARISONS), (2, ANSWERS_COMPARISONS)]),
+    # reaches into a library's private parts
+    "a private attribute of a notebook object": (
+        "def encode(text):\n    return reference._core_bpe.encode(text, set())",
+        [(2, PRIVATE_PARTS)]),
+    "a private attribute of a library object the cell made": (
+        "import tiktoken\nenc = tiktoken.get_encoding('cl100k_base')\nenc._core_bpe",
+        [(3, PRIVATE_PARTS)]),
+    "a private module": (
+        "from tiktoken import _tiktoken\nimport torch._C as C\nnp._core",
+        [(1, PRIVATE_PARTS), (2, CHANGES_DISPATCH), (2, PRIVATE_PARTS), (3, CHANGES_DISPATCH),
+         (3, PRIVATE_PARTS)]),
+    "a private attribute by getattr": (
+        "getattr(reference, '_core_bpe')", [(1, PRIVATE_PARTS)]),
     # several families on one line, each once
     "two families": ("sys.modules['x'] = exec", [(1, TOUCHES_INTERPRETER), (1, RUNS_STRING_CODE)]),
 }
@@ -244,7 +411,6 @@ NEAR_MISSES = {
     "builtins called": "def scores(q, k):\n    return round(abs(float(q.sum())), 2) * q @ k.T",
     "a builtin's name as a class attribute": "class Settings:\n    max = 3",
     "sys.path and sys.version": "import sys\n\nsys.path.append('.')\nprint(sys.version)",
-    "importlib.import_module": "import importlib\n\nmath = importlib.import_module('math')",
     "IPython's display": (
         "from IPython.display import display\n\n"
         "def scores(q, k):\n    display(q)\n    return q @ k.T"),
@@ -260,6 +426,57 @@ NEAR_MISSES = {
     "not Python: the kernel runs none of it": "def scores(q, k)\n    checks.check_close = print",
     "an attribute of an object of its own": (
         "class Box:\n    pass\n\nbox = Box()\nbox.allclose = 1\nbox.modules = {}"),
+    "everyday imports": (
+        "import numpy as np\nimport math\nimport re\nimport regex\nimport itertools\n"
+        "import heapq\nimport time\nfrom functools import reduce, lru_cache\n"
+        "from collections import Counter, defaultdict, namedtuple\n"
+        "from dataclasses import dataclass, field\nimport torch.nn.functional as F\n"
+        "from torch import nn\nfrom typing import NamedTuple\nfrom __future__ import annotations"),
+    "tensor attributes and methods": (
+        "def scores(q, k):\n    x = q @ k.T\n    n = x.shape[0] + len(x) + x.T.size(0)\n"
+        "    return F.softmax(x, dim=-1) * math.sqrt(n)"),
+    "a dataclass that orders itself": (
+        "@dataclass(order=True)\nclass Pair:\n    count: int\n"
+        "    pair: tuple = field(compare=False)"),
+    "a helper class with private members of its own": (
+        "class Vocab:\n    def __init__(self, words):\n"
+        "        self._index = {w: i for i, w in enumerate(words)}\n\n"
+        "    def _lookup(self, word):\n        return self._index[word]\n\n"
+        "    @classmethod\n    def _empty(cls):\n        return cls._make_empty()\n\n"
+        "vocab = Vocab(['a'])\nvocab._lookup('a')"),
+    "an nn.Module": (
+        "class Block(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+        "        self.proj = nn.Linear(d, d)\n\n    def forward(self, x):\n"
+        "        return self.proj(x)"),
+    "a Dataset with __getitem__, __iter__ and __repr__": (
+        "class Pairs(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
+        "        return i\n\n"
+        "    def __iter__(self):\n        return iter([])\n\n    def __repr__(self):\n"
+        "        return 'Pairs'"),
+    "an exception and a NamedTuple of its own": (
+        "class ShapeError(ValueError):\n    pass\n\nclass P(NamedTuple):\n    x: int"),
+    "a namedtuple's underscored API": (
+        "Point = namedtuple('Point', 'x y')\np = Point(1, 2)._replace(x=3)\np._asdict()"),
+    "variables named like modules": (
+        "code = 'abc'\nsignal = torch.sin(torch.arange(3.0))\ninspect = 3\ntraceback = None"),
+    "os and sys for ordinary things": (
+        "import os\nimport sys\nos.environ.get('X')\nos.path.join('a', 'b')\n"
+        "sys.getsizeof(1)"),
+    "torch.compile, no_grad, vmap": (
+        "fast = torch.compile(lambda x: x)\nwith torch.no_grad():\n    pass\n"
+        "torch.func.vmap(lambda x: x)"),
+    "names of types and functions": (
+        "def f(x):\n    return type(x).__name__, x.__class__.__name__, f.__name__"),
+    "IPython's display helpers": (
+        "from IPython.display import HTML, display\nimport IPython.display\n"
+        "display(HTML('<b>x</b>'))\nIPython.display.display(1)"),
+    "a progress bar and a context manager": (
+        "from tqdm.auto import tqdm\nimport contextlib\n"
+        "with contextlib.suppress(ValueError):\n    for _ in tqdm(range(3)):\n        pass"),
+    "private names of its own": (
+        "_helper = 3\n\ndef _private_helper(x):\n    return x\n\n_private_helper(_helper)"),
+    "a private helper of the course's library (a twin: its own check)": (
+        "from course_utils.byte_bpe import _byte_pair_merge"),
 }
 
 
@@ -271,6 +488,13 @@ def test_tampering_is_flagged_on_its_line(code, expected, context):
 @pytest.mark.parametrize("code", NEAR_MISSES.values(), ids=NEAR_MISSES.keys())
 def test_near_misses_are_not_flagged(code, context):
     assert findings(code, context) == []
+
+
+def test_every_family_is_flagged_by_some_case_and_documented():
+    flagged = {family for _, expected in TAMPERING.values() for _, family in expected}
+    assert flagged == set(FAMILIES)
+    table = " ".join(grader.tamper.__doc__.split())  # the docstring's table, one line
+    assert all(family in table for family in FAMILIES), [f for f in FAMILIES if f not in table]
 
 
 # --- the flags as the autograder gets them -----------------------------------------------

@@ -6,18 +6,32 @@ PATCHES_COURSE_UTILS = "patches course_utils"
 PATCHES_TEST_HELPER = "patches a numpy/torch test helper"
 PATCHES_BUILTINS = "patches builtins"
 TOUCHES_INTERPRETER = "touches sys.modules or a hook"
-HOOKS_IPYTHON = "hooks IPython"
+REACHES_IPYTHON = "reaches the IPython kernel"
 REBINDS_TEST_NAME = "rebinds a name the test cells use"
 RUNS_STRING_CODE = "runs code from a string"
+LOADS_CODE = "loads code by hand"
+READS_FRAMES = "reads frames or code objects"
+USES_GC_CTYPES = "uses gc or ctypes"
+RUNS_LATER = "starts something that runs later (thread, process, signal, atexit, finaliser)"
+CHANGES_DISPATCH = "changes how torch/numpy dispatch"
+ANSWERS_COMPARISONS = "defines an object that answers comparisons itself"
+PRIVATE_PARTS = "reaches into a library's private parts"
 
 FAMILIES = (
     PATCHES_COURSE_UTILS,
     PATCHES_TEST_HELPER,
     PATCHES_BUILTINS,
     TOUCHES_INTERPRETER,
-    HOOKS_IPYTHON,
+    REACHES_IPYTHON,
     REBINDS_TEST_NAME,
     RUNS_STRING_CODE,
+    LOADS_CODE,
+    READS_FRAMES,
+    USES_GC_CTYPES,
+    RUNS_LATER,
+    CHANGES_DISPATCH,
+    ANSWERS_COMPARISONS,
+    PRIVATE_PARTS,
 )
 
 # Patching any of these (or what lies under them) is patching a test helper.
@@ -47,6 +61,11 @@ INTERPRETER_HOOKS = (
     "sys.settrace",
     "sys.setprofile",
     "importlib.reload",
+    "sys.addaudithook",
+    "sys.unraisablehook",
+    "sys.breakpointhook",
+    "sys.monitoring",
+    "sys.path_importer_cache",
 )
 
 STRING_RUNNERS = frozenset({"exec", "eval", "compile", "__import__"})
@@ -65,3 +84,109 @@ DICT_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "_
                            "__delitem__"})
 
 MOCK_PATCH = "unittest.mock.patch"
+
+# Any use of a module or attribute under one of these (a name or attribute that stands for
+# it however it was imported or aliased, an import of it, getattr or import_module of it)
+# is flagged with the family.
+USED = {
+    TOUCHES_INTERPRETER: INTERPRETER_HOOKS,
+    # IPython puts get_ipython among the builtins: builtins are a way to the shell too
+    REACHES_IPYTHON: ("IPython", "ipykernel", "jupyter_client", "zmq", "traitlets", "comm",
+                      "builtins"),
+    RUNS_STRING_CODE: tuple(f"builtins.{runner}" for runner in sorted(STRING_RUNNERS)),
+    LOADS_CODE: ("importlib", "runpy", "imp", "zipimport", "pkgutil", "code", "codeop",
+                 "pickle.load", "pickle.loads", "pickle.Unpickler", "_pickle", "marshal.load",
+                 "marshal.loads", "dill.load", "dill.loads", "cloudpickle.load",
+                 "cloudpickle.loads", "types.ModuleType"),
+    READS_FRAMES: ("sys._getframe", "sys._getframemodulename", "sys._current_frames",
+                   "sys._current_exceptions", "sys.exc_info", "sys.exception", "sys.last_exc",
+                   "sys.last_traceback", "sys.last_type", "sys.last_value", "inspect",
+                   "traceback", "dis", "types.FunctionType", "types.LambdaType",
+                   "types.CodeType", "types.MethodType", "types.FrameType",
+                   "types.TracebackType", "types.CellType"),
+    USES_GC_CTYPES: ("gc", "ctypes", "_ctypes", "cffi"),
+    RUNS_LATER: ("threading", "_thread", "concurrent", "multiprocessing",
+                 "torch.multiprocessing", "asyncio", "sched", "signal", "atexit", "subprocess",
+                 "_posixsubprocess", "pty", "weakref.finalize",
+                 *(f"os.{name}" for name in (
+                     "fork", "forkpty", "system", "popen", "kill", "killpg", "register_at_fork",
+                     "posix_spawn", "posix_spawnp", "spawnl", "spawnle", "spawnlp", "spawnlpe",
+                     "spawnv", "spawnve", "spawnvp", "spawnvpe"))),
+    CHANGES_DISPATCH: ("torch.overrides", "torch.utils._python_dispatch", "torch._C",
+                       "torch.library", "torch.ops", "torch._ops", "torch._dynamo",
+                       "torch._subclasses", "torch._decomp", "torch._prims", "torch._refs",
+                       "torch._higher_order_ops", "torch._functorch", "numpy.core",
+                       "numpy._core", "numpy.lib.mixins",
+                       *(f"torch.nn.modules.module.register_module_{hook}" for hook in (
+                           "forward_hook", "forward_pre_hook", "backward_hook",
+                           "full_backward_hook", "full_backward_pre_hook",
+                           "buffer_registration_hook", "module_registration_hook",
+                           "parameter_registration_hook"))),
+}
+
+# ...except these: IPython's display helpers only show things (``display`` is a builtin of
+# the notebook anyway).
+NOT_USED = {REACHES_IPYTHON: ("IPython.display",)}
+
+# Names flagged with the family wherever the cell spells them: as a name, an attribute, an
+# imported name, a function or class it defines, a keyword argument or a string
+# (``getattr(f, "__code__")``, ``type("X", (), {"__eq__": ...})``).
+SPELLED = {
+    REACHES_IPYTHON: frozenset({"get_ipython", "InteractiveShell", "__builtins__"}),
+    LOADS_CODE: frozenset({"__loader__", "__spec__"}),
+    READS_FRAMES: frozenset({
+        "f_back", "f_builtins", "f_code", "f_globals", "f_lasti", "f_locals", "f_trace",
+        "tb_frame", "tb_next", "gi_code", "gi_frame", "cr_code", "cr_frame", "ag_code",
+        "ag_frame", "cell_contents", "__traceback__", "__code__", "__closure__", "__globals__",
+        "__defaults__", "__kwdefaults__", "__wrapped__", "__self__", "__func__",
+        "__subclasses__", "__mro__", "__bases__", "__base__", "__dict__",
+        "co_argcount", "co_cellvars", "co_code", "co_consts", "co_exceptiontable",
+        "co_filename", "co_firstlineno", "co_flags", "co_freevars", "co_kwonlyargcount",
+        "co_linetable", "co_lines", "co_lnotab", "co_name", "co_names", "co_nlocals",
+        "co_positions", "co_posonlyargcount", "co_qualname", "co_stacksize", "co_varnames",
+    }),
+    RUNS_LATER: frozenset({"__del__"}),
+    CHANGES_DISPATCH: frozenset({
+        "__torch_function__", "__torch_dispatch__", "__array_ufunc__", "__array_function__",
+        "__array__", "__array_priority__", "__array_wrap__", "__array_finalize__",
+        "__array_prepare__", "__array_interface__", "__array_struct__",
+        "__array_namespace__", "__cuda_array_interface__", "TorchFunctionMode",
+        "TorchDispatchMode",
+    }),
+    ANSWERS_COMPARISONS: frozenset({
+        "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__",
+        "__contains__", "__hash__", "__float__", "__int__", "__index__", "__complex__",
+        "__round__", "__trunc__", "__floor__", "__ceil__", "__abs__", "__instancecheck__",
+        "__subclasscheck__", "__getattr__", "__getattribute__",
+    }),
+}
+
+# The namespaces as dictionaries: reading the frame's globals or locals.
+NAMESPACE_READERS = frozenset({"globals", "locals", "vars"})
+
+# weakref objects that call a function when their object is collected (given one).
+WEAKREF_CALLBACKS = frozenset({"weakref.ref", "weakref.proxy", "weakref.WeakMethod"})
+
+# A class built on one of these answers ``==``, ``len()``, ``float()``... as its base does
+# unless it says otherwise, and an answer cell has no need to: the builtin value types (as
+# bare names or under ``builtins``) and these paths.
+VALUE_TYPES = frozenset({"bool", "bytearray", "bytes", "complex", "dict", "float",
+                         "frozenset", "int", "list", "memoryview", "range", "set", "slice",
+                         "str", "tuple", "type"})
+ARRAY_TYPES = frozenset({
+    "torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+    "torch.nn.parameter.Buffer", "numpy.ndarray", "numpy.matrix", "numpy.recarray",
+    "numpy.memmap", "numpy.ma.MaskedArray", "numpy.generic", "numpy.number",
+    "numpy.integer", "numpy.floating", "numpy.complexfloating", "numpy.float16",
+    "numpy.float32", "numpy.float64", "numpy.int32", "numpy.int64", "numpy.bool_",
+    "collections.Counter", "collections.defaultdict", "collections.OrderedDict",
+    "collections.UserDict", "collections.UserList", "collections.UserString",
+})
+
+# Names that start with an underscore but are public: the API of a namedtuple, and os._exit.
+PUBLIC_UNDERSCORED = frozenset({"_asdict", "_field_defaults", "_fields", "_make", "_replace"})
+PUBLIC_UNDERSCORED_PATHS = frozenset({"os._exit"})
+# The course's own library is not "a library's private parts": its private helpers that
+# answer an exercise are twins (checks.TWINS), refused while the tests run and named
+# ("imports a twin") by the autograder; patching it is "patches course_utils".
+OWN_LIBRARY = "course_utils"

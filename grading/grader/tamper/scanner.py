@@ -7,19 +7,18 @@ from grader.tamper.context import ScanContext
 from grader.tamper.families import (
     BUILTIN_NAMES,
     DICT_MUTATORS,
-    HOOKS_IPYTHON,
-    INTERPRETER_HOOKS,
     MOCK_PATCH,
     PATCHES_BUILTINS,
     PATCHES_COURSE_UTILS,
     PATCHES_TEST_HELPER,
+    REACHES_IPYTHON,
     REBINDS_TEST_NAME,
-    RUNS_STRING_CODE,
-    STRING_RUNNERS,
     TEST_HELPERS,
     TOUCHES_INTERPRETER,
 )
 from grader.tamper.names import STAR, ModuleNames, imported
+from grader.tamper.spelling import constant, under
+from grader.tamper.uses import Uses
 
 # Bare names that mean these modules even when the cell does not import them.
 MODULE_NAMES = {
@@ -38,6 +37,7 @@ class Scanner:
         self.context = context
         self.names = ModuleNames(tree)
         self.aliases = self._aliases()
+        self.uses = Uses(tree, self.path)
 
     def findings(self) -> Iterator[tuple[int, str]]:
         yield from self._bindings()
@@ -79,15 +79,15 @@ class Scanner:
 
     def _path_of_call(self, call: ast.Call, aliases: Mapping[str, str]) -> str | None:
         """``vars(m)`` -> "m.__dict__", ``getattr(m, "x")`` -> "m.x",
-        ``importlib.import_module("m")`` -> "m"; None for any other call."""
+        ``importlib.import_module("m")`` and ``__import__("m")`` -> "m"; None for any other call."""
         function = call.func.id if isinstance(call.func, ast.Name) else None
         owner = self.path(call.args[0], aliases)
         if function == "vars" and owner:
             return f"{owner}.__dict__"
         if function == "getattr" and owner and len(call.args) > 1:
-            return f"{owner}.{_constant(call.args[1])}"
-        if self.path(call.func, aliases) == "importlib.import_module":
-            return _constant(call.args[0], None)
+            return f"{owner}.{constant(call.args[1])}"
+        if function == "__import__" or self.path(call.func, aliases) == "importlib.import_module":
+            return constant(call.args[0], None)
         return None
 
     def _bindings(self) -> Iterator[tuple[int, str]]:
@@ -115,24 +115,7 @@ class Scanner:
             family = _patch_family(patched)
             if family:
                 yield family
-        used = self._used_path(node)
-        if used and any(_under(used, hook) for hook in INTERPRETER_HOOKS):
-            yield TOUCHES_INTERPRETER
-        if "get_ipython" in _names(node):
-            yield HOOKS_IPYTHON
-        if isinstance(node, ast.Name) and node.id in STRING_RUNNERS:
-            yield RUNS_STRING_CODE
-        if used in {f"builtins.{runner}" for runner in STRING_RUNNERS}:
-            yield RUNS_STRING_CODE
-
-    def _used_path(self, node: ast.AST) -> str | None:
-        """The path a name, attribute or imported name refers to."""
-        if isinstance(node, ast.Name | ast.Attribute | ast.Call):
-            return self.path(node)
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            hooks = [o for _, o in imported(node) if any(_under(o, h) for h in INTERPRETER_HOOKS)]
-            return hooks[0] if hooks else None
-        return None
+        yield from self.uses.families(node)
 
     def _patched_paths(self, node: ast.AST) -> list[str]:
         """The dotted paths ``node`` assigns, deletes or patches (``"numpy.allclose"``)."""
@@ -152,7 +135,7 @@ class Scanner:
             owner = owner.removesuffix(".__dict__")
         elif owner != "builtins":
             return None
-        return f"{owner}.{_constant(key)}"
+        return f"{owner}.{constant(key)}"
 
     def _patched_by_call(self, call: ast.Call) -> list[str]:
         """setattr/delattr, mock.patch(...) and its variants, ``vars(m).update(...)``."""
@@ -161,13 +144,13 @@ class Scanner:
         if (isinstance(call.func, ast.Name) and call.func.id in {"setattr", "delattr"}) or (
                 function in {"builtins.setattr", "builtins.delattr"}):
             owner = self.path(args[0]) if args else None
-            return [f"{owner}.{_constant(args[1]) if len(args) > 1 else '*'}"] if owner else []
+            return [f"{owner}.{constant(args[1]) if len(args) > 1 else '*'}"] if owner else []
         if function == MOCK_PATCH or function == f"{MOCK_PATCH}.dict":
-            target = (_constant(args[0], None) or self.path(args[0])) if args else None
+            target = (constant(args[0], None) or self.path(args[0])) if args else None
             return [target] if target else []
         if function in {f"{MOCK_PATCH}.object", f"{MOCK_PATCH}.multiple"}:
             owner = self.path(args[0]) if args else None
-            names = [_constant(args[1])] if len(args) > 1 else [k.arg or "*" for k in call.keywords]
+            names = [constant(args[1])] if len(args) > 1 else [k.arg or "*" for k in call.keywords]
             return [f"{owner}.{name}" for name in names] if owner else []
         if isinstance(call.func, ast.Attribute) and call.func.attr in DICT_MUTATORS:
             entry = self._namespace_entry(call.func.value, None)
@@ -176,37 +159,14 @@ class Scanner:
 
 
 def _patch_family(path: str) -> str | None:
-    if _under(path, "course_utils"):
+    if under(path, "course_utils"):
         return PATCHES_COURSE_UTILS
-    if any(_under(path, helper) for helper in TEST_HELPERS):
+    if any(under(path, helper) for helper in TEST_HELPERS):
         return PATCHES_TEST_HELPER
-    if _under(path, "builtins"):
+    if under(path, "builtins"):
         return PATCHES_BUILTINS
-    if _under(path, "sys") or _under(path, "importlib"):
+    if under(path, "sys") or under(path, "importlib"):
         return TOUCHES_INTERPRETER
-    if _under(path, "IPython"):
-        return HOOKS_IPYTHON
+    if under(path, "IPython"):
+        return REACHES_IPYTHON
     return None
-
-
-def _under(path: str, prefix: str) -> bool:
-    """Whether ``path`` is ``prefix`` or inside it."""
-    return path == prefix or path.startswith(prefix + ".")
-
-
-def _names(node: ast.AST) -> set[str]:
-    """The identifiers ``node`` itself spells: a name, an attribute, an imported name."""
-    if isinstance(node, ast.Name):
-        return {node.id}
-    if isinstance(node, ast.Attribute):
-        return {node.attr}
-    if isinstance(node, ast.alias):
-        return {node.asname or node.name, node.name.rsplit(".", 1)[-1]}
-    return set()
-
-
-def _constant(node: ast.AST | None, otherwise: str | None = "*") -> str | None:
-    """The string a node spells literally (``"allclose"``), else ``otherwise``."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return otherwise

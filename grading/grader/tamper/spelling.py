@@ -1,0 +1,58 @@
+"""How code spells what it reaches: dotted paths, literal strings, the identifiers a node
+writes, and names that are private."""
+
+import ast
+
+
+def under(path: str, prefix: str) -> bool:
+    """Whether ``path`` is ``prefix`` or inside it."""
+    return path == prefix or path.startswith(prefix + ".")
+
+
+def constant(node: ast.AST | None, otherwise: str | None = "*") -> str | None:
+    """The string a node spells literally (``"allclose"``), else ``otherwise``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return otherwise
+
+
+def spellings(node: ast.AST) -> set[str]:
+    """The identifiers ``node`` itself writes: a name, an attribute, each part of an
+    imported name, a function or class it defines, a keyword argument, a literal string."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Attribute):
+        return {node.attr}
+    if isinstance(node, ast.alias):
+        return {*node.name.split("."), *filter(None, [node.asname])}
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.keyword):
+        return {node.arg} if node.arg else set()
+    text = constant(node, None)
+    return {text} if text else set()
+
+
+def imported_paths(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """What an import reaches, whole: ``import a.b`` -> "a.b", ``from a import b`` -> "a.b"."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    module = "." * node.level + (node.module or "")
+    return [f"{module}.{alias.name}" for alias in node.names]
+
+
+def root_of(node: ast.AST) -> ast.AST:
+    """What an expression starts from: ``self`` of ``self.layers[0].weight()``."""
+    while True:  # a loop: a long chain cannot exhaust the stack
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        else:
+            return node
+
+
+def is_private(name: str) -> bool:
+    """``_x`` or ``__x``, not ``__x__`` (Python's own) nor ``_`` alone."""
+    dunder = name.startswith("__") and name.endswith("__")
+    return name.startswith("_") and name.strip("_") != "" and not dunder
