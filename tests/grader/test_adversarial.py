@@ -77,10 +77,16 @@ TAMPERING = {
         "    return x * x",
     ]),
 }
-# (line in the cell, family) of each flag the tampering student must get
-TAMPER_FLAGS = [("double", 2, "checks"), ("double", 3, "numpy"), ("double", 5, "builtins"),
-                ("double", 7, "sys.modules"), ("double", 8, "IPython"), ("square", 6, "np"),
-                ("#3", 2, "builtins")]
+# (cell, line in the cell, family) of each flag the tampering student must get
+TAMPER_FLAGS = [("double", 2, "checks"), ("double", 3, "numpy"), ("double", 4, "IPython kernel"),
+                ("double", 5, "builtins"), ("double", 7, "sys.modules"), ("double", 8, "IPython"),
+                ("square", 4, "answers comparisons"), ("square", 6, "np"), ("#3", 2, "builtins")]
+# students whose attack on the grading is also a line for the TA: the same, by student
+FLAGGED = {
+    "tampering": TAMPER_FLAGS,
+    "segfault": [("double", 1, "gc or ctypes"), ("double", 2, "gc or ctypes")],
+    "escape": [("double", 1, "runs later"), ("double", 2, "runs later")],  # its subprocess
+}
 
 
 def the_class(course, port: int) -> dict[str, dict]:
@@ -199,11 +205,13 @@ def test_a_notebook_saved_under_another_name_is_reported_by_name(graded):
 
 def test_every_tamper_family_is_flagged_with_its_line(graded):
     course, _, _, _ = graded
-    flags = rows_of(course)["tampering"]["flags"].split("; ")
-    for cell, line, family in TAMPER_FLAGS:
-        assert any(f"cell {cell} line {line}:" in flag and family in flag for flag in flags), (
-            cell, line, family, flags)
-    honest = {s: r["flags"] for s, r in rows_of(course).items() if s != "tampering"}
+    rows = rows_of(course)
+    for student, expected in FLAGGED.items():
+        flags = rows[student]["flags"].split("; ")
+        for cell, line, family in expected:
+            assert any(f"cell {cell} line {line}:" in flag and family in flag for flag in flags), (
+                student, cell, line, family, flags)
+    honest = {s: r["flags"] for s, r in rows.items() if s not in FLAGGED}
     assert not any(honest.values()), honest
 
 
