@@ -6,8 +6,6 @@ typical mistake instead, names that mistake.
 """
 
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
@@ -15,7 +13,6 @@ import torch.nn.functional as F
 from .core import as_tensor, check_close
 
 __all__ = [
-    "autograd_off",
     "check_negative_sampling_loss",
     "check_sgd_step",
     "check_window_loss",
@@ -176,22 +173,6 @@ def _window_gradient(W, ids, t, c):
         "it is averaged over the context words; L_t is their sum": right / len(inside),
     }
     return right, mistakes
-
-
-@contextmanager
-def autograd_off(name: str = "sgd_step") -> Iterator[None]:
-    """``torch.no_grad()`` for a closed-form exercise: an answer that calls ``.backward()``
-    or ``torch.autograd.grad`` fails with a message that says why, not a bare RuntimeError."""
-    try:
-        with torch.no_grad():
-            yield
-    except RuntimeError as error:
-        if "grad" not in str(error):
-            raise
-        raise AssertionError(
-            f"{name} used autograd ({error}): write the gradient in closed form with tensor "
-            "operations; autograd is switched off while the tests run your function"
-        ) from None
 
 
 def _as_step(result, name):

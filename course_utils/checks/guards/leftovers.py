@@ -19,6 +19,7 @@ import math
 import operator
 import sys
 import threading
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,11 +30,14 @@ import torch.testing
 __all__ = ["LeftBehind", "check_nothing_left_behind", "record_baseline"]
 
 # Names IPython or the interpreter themselves bind again between cells.
-VOLATILE_BUILTINS = {"exit", "quit", "get_ipython", "display", "_", "__", "___", "copyright",
-                     "credits", "license", "help"}
+VOLATILE_BUILTINS = {"exit", "quit", "get_ipython", "display", "input", "raw_input", "getpass",
+                     "_", "__", "___", "copyright", "credits", "license", "help"}
 # Libraries whose threads or IPython callbacks may appear after the baseline.
 LIBRARIES = ("tqdm", "ipykernel", "IPython", "zmq", "jupyter_client", "matplotlib",
              "matplotlib_inline", "ipywidgets", "comm")
+# Where installed code lives (the standard library, the environment's packages): a thread
+# that runs only such code belongs to a library (tqdm's monitor, a thread pool of Dask).
+INSTALLED = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix, "<frozen"})
 SHELL_LISTS = ("input_transformers_cleanup", "input_transformers_post", "ast_transformers")
 
 
@@ -41,12 +45,20 @@ class LeftBehind(AssertionError):
     """Something an answer left running or patched, found before a check compares."""
 
 
+# The comparison and conversion helpers of torch and NumPy the checks call (torch itself
+# wraps some of its other functions when it loads parts of itself, e.g. torch._dynamo).
+HELPERS = ("allclose", "isclose", "equal", "array_equal", "array_equiv", "eq", "ne", "isfinite",
+           "isnan", "isinf", "all", "any", "abs", "round", "as_tensor", "tensor", "from_numpy",
+           "asarray", "array", "softmax", "exp", "log", "sqrt")
+
+
 def _watched_namespaces() -> dict[str, dict]:
     """Namespaces whose functions the checks rely on, by name."""
     spaces = {"builtins": vars(builtins), "math": vars(math), "operator": vars(operator),
-              "torch": vars(torch), "torch.Tensor": vars(torch.Tensor),
-              "torch.TensorBase": vars(torch._C.TensorBase), "torch.testing": vars(torch.testing),
-              "numpy": vars(np), "numpy.testing": vars(numpy.testing)}
+              "torch.Tensor": vars(torch.Tensor), "torch.TensorBase": vars(torch._C.TensorBase),
+              "torch.testing": vars(torch.testing), "numpy.testing": vars(numpy.testing),
+              "torch": {name: getattr(torch, name) for name in HELPERS if hasattr(torch, name)},
+              "numpy": {name: getattr(np, name) for name in HELPERS if hasattr(np, name)}}
     spaces |= {name: vars(module) for name, module in list(sys.modules.items())
                if name.startswith("course_utils") and module is not None}
     return spaces
@@ -66,8 +78,7 @@ def _shell_state(shell) -> dict[str, object]:
     """What of the IPython shell decides how a cell's error is shown."""
     if shell is None:
         return {}
-    state = {"custom exception handler": shell.custom_exceptions,
-             "sys.excepthook": sys.excepthook, "sys.displayhook": sys.displayhook}
+    state = {"custom exception handler": shell.custom_exceptions}
     for name in SHELL_LISTS:
         state[name] = tuple(getattr(shell, name, ()))
     for name, value in vars(shell).items():
@@ -109,9 +120,29 @@ def _same(now, then) -> bool:
     return now is then
 
 
-def _from_a_library(thing) -> bool:
-    module = getattr(thing, "__module__", None) or ""
-    return module.split(".")[0] in LIBRARIES
+def _from_a_library(callback) -> bool:
+    """Whether an IPython callback is a library's function (matplotlib's inline backend...)."""
+    function = getattr(callback, "__func__", callback) if type(callback) is types.MethodType \
+        else callback
+    if type(function) is not types.FunctionType:
+        return False
+    return (function.__module__ or "").split(".")[0] in LIBRARIES
+
+
+def _notebook_thread(frame, thread) -> bool:
+    """Whether a thread runs, or was given to run, code that is not installed (a notebook
+    cell's, or the student's own file's): its stack, its ``target`` (a ``Timer``'s
+    ``function``). Read without calling any of the thread object's methods."""
+    codes = []
+    while frame is not None:
+        codes.append(frame.f_code)
+        frame = frame.f_back
+    if thread is not None:
+        attributes = object.__getattribute__(thread, "__dict__")
+        for name in ("_target", "function"):
+            codes.append(getattr(attributes.get(name), "__code__", None))
+    return any(type(code) is types.CodeType and not code.co_filename.startswith(INSTALLED)
+               for code in codes)
 
 
 def _found(baseline: Baseline) -> list[str]:
@@ -143,11 +174,10 @@ def _found(baseline: Baseline) -> list[str]:
                  and not _from_a_library(f)]
         if added:
             found.append(f"a callback on IPython's '{event}' event was added")
-    for ident in set(sys._current_frames()) - baseline.threads:
+    for ident, frame in sys._current_frames().items():
         thread = threading._active.get(ident)
-        if thread is None or not _from_a_library(type(thread)):
-            name = thread.name if thread is not None else f"thread {ident}"
-            found.append(f"a thread started by the notebook is running ({name})")
+        if ident not in baseline.threads and _notebook_thread(frame, thread):
+            found.append(f"a thread started by the notebook is running (thread {ident})")
     return found
 
 
