@@ -1,6 +1,6 @@
-"""The grading round trip: solutions and correct alternatives get full marks, the blank
-release zero, and each wrong answer (a library twin call too) loses exactly its own
-exercise's points.
+"""The grading round trip: solutions and correct alternatives (in-place ones too) get full
+marks, the blank release zero, each wrong answer (a library twin call too) loses exactly its
+own exercise's points, and each cheat scores 0 on its exercise or is flagged, as it says.
 
 One course holds every assignment and every case, and is graded as a TA grades a class:
 through ``grader.autograde`` with one worker per core, each submission in its sandbox.
@@ -59,6 +59,9 @@ def graded(course, assignments) -> Course:
         cases = CASES[assignment]
         for student, answers in {**cases.WRONG, **cases.CORRECT}.items():
             submit(course, assignment, student, {**solution_cells(assignment), **answers})
+        for student, cheats in cases.CHEAT.items():
+            answers = {grade_id: cheat.code for grade_id, cheat in cheats.items()}
+            submit(course, assignment, student, {**solution_cells(assignment), **answers})
     summary = autograde(course, workers=default_workers(), progress=False)
     assert not summary.not_graded, summary.not_graded
     return course
@@ -86,7 +89,9 @@ def test_every_answer_cell_has_a_wrong_and_a_correct_alternative_case(assignment
     assert set(assignments) <= set(CASES)
     for assignment in assignments:
         cases = CASES[assignment]
-        assert not set(cases.WRONG) & set(cases.CORRECT), f"{assignment}: a student in both"
+        students = [*cases.WRONG, *cases.CORRECT, *cases.CHEAT]
+        assert len(students) == len(set(students)), f"{assignment}: a student in two kinds"
+        assert cases.CHEAT, f"{assignment} has no CHEAT case"
         for kind, students in (("wrong", cases.WRONG), ("correct", cases.CORRECT)):
             covered = {grade_id for answers in students.values() for grade_id in answers}
             missing = autograded_answers(assignment) - covered
@@ -127,6 +132,21 @@ def test_a_correct_alternative_gets_every_point(cells, assignments):
         for student in CASES[assignment].CORRECT:
             got, maxima = scores_of(cells, assignment, student)
             assert got == maxima, f"{assignment}/{student} is right but lost points"
+
+
+def test_a_cheat_scores_zero_on_its_exercise_or_is_flagged_as_it_says(cells, assignments,
+                                                                     graded, tmp_path):
+    rows = grade_rows(graded, tmp_path)
+    for assignment in assignments:
+        for student, cheats in CASES[assignment].CHEAT.items():
+            got, _ = scores_of(cells, assignment, student)
+            flags = rows[student, assignment]["flags"]
+            for grade_id, cheat in cheats.items():
+                assert cheat.zero or cheat.flagged, f"{student}: {grade_id} expects nothing"
+                if cheat.zero:
+                    assert got[f"test_{grade_id}"] == 0, f"{assignment}/{student}: {grade_id}"
+                if cheat.flagged:
+                    assert f"cell {grade_id} " in flags, f"{assignment}/{student}: {grade_id}"
 
 
 def test_grades_csv_waits_for_the_written_answers_instead_of_giving_zero(graded, tmp_path):

@@ -6,14 +6,33 @@ the code that student wrote}:
 * ``WRONG``: typical mistakes, and answers that call the exercise's library twin. Every
   test cell of those answers (``test_<grade_id>``) must score 0, every other full marks.
 * ``CORRECT``: right answers written another way (another order, numpy, lists, a loop,
-  -1e9 masking, float64). Every test cell must give them full marks.
+  -1e9 masking, float64, updating the inputs in place). Every test cell must give them
+  full marks.
 
-Every answer cell needs at least one case of each kind (tests/test_grading.py checks).
+and a third, student id -> {answer cell grade_id: ``Cheat``}:
+
+* ``CHEAT``: answers that try to earn the points without the work (an object that lies
+  about its type or its comparisons, the library's answer through another door, the
+  notebook's own helper, a hook left behind). Each says what the grading must do with it:
+  score its exercise 0 (``zero``), flag its cell in grades.csv (``flagged``), or both.
+
+Every answer cell needs at least one WRONG and one CORRECT case, and every notebook a
+CHEAT case (tests/test_grading.py checks).
 """
 
 import importlib
 import pkgutil
+from dataclasses import dataclass
 from types import ModuleType
+
+
+@dataclass(frozen=True)
+class Cheat:
+    """The code of an answer cell that cheats, and what the grading must do with it."""
+
+    code: str
+    zero: bool = True  # its test cell scores 0
+    flagged: bool = False  # grades.csv flags its cell
 
 
 def all_cases() -> dict[str, ModuleType]:

@@ -2,6 +2,8 @@ from pathlib import Path
 
 import nbformat
 
+from tests.grading_cases import Cheat
+
 ASSIGNMENT = "04_alpha3_by_hand"
 RELEASE = Path(__file__).resolve().parents[2] / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 
@@ -209,5 +211,68 @@ CORRECT = {
         "scores_3_by_hand": "import numpy as np\nscores_3_by_hand = np.array([-0.5, -2.0, 1.0])",
         "alpha_3_by_hand": "alpha_3_by_hand = (0.1753, 0.0391, 0.7856)",
         "impossible_entries": "impossible_entries = [[2, 3], [1, 3], [1, 2], [1, 2]]",
+    },
+}
+
+# --- answers that update their inputs in place: graded on what they return ------------------
+
+CORRECT["works_in_place"] = {
+    "scores": """
+def scores(q, k):
+    q /= math.sqrt(q.shape[-1])      # the scale folded into the queries, in place
+    return q @ k.T
+""",
+    "causal_softmax": """
+def causal_softmax(s):
+    n = s.shape[-1]
+    s.masked_fill_(torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+    return torch.softmax(s, dim=-1)
+""",
+    "causal_attention": """
+def causal_attention(X, W_Q, W_K, W_V):
+    W_Q /= math.sqrt(W_Q.shape[1])   # the scale folded into W_Q, in place
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    n = X.shape[0]
+    scores = Q @ K.T
+    scores.masked_fill_(torch.ones(n, n, dtype=torch.bool, device=X.device).triu(1), float("-inf"))
+    alpha = torch.softmax(scores, dim=-1)
+    return alpha @ V, alpha
+""",
+}
+
+# --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+CHEAT = {
+    # a value that reads the check's own expected value from the caller's frame
+    "by_hand_reads_the_check": {
+        "scores_3_by_hand": Cheat("""
+import sys
+
+
+class Whatever:
+    def __array__(self, dtype=None, copy=None):
+        frame = sys._getframe(1)
+        while frame is not None and "expected" not in frame.f_locals:
+            frame = frame.f_back
+        return frame.f_locals["expected"].numpy()
+
+    def __eq__(self, other):
+        return True
+
+
+scores_3_by_hand = Whatever()
+""", zero=True, flagged=True),
+    },
+    # the IPython shell's traceback silenced, then a wrong answer: the test must not pass
+    "hides_its_failures": {
+        "scores": Cheat("""
+from IPython.core.interactiveshell import InteractiveShell
+
+InteractiveShell.instance().showtraceback = lambda *args, **kwargs: None
+
+
+def scores(q, k):
+    return q @ k.T
+""", zero=True, flagged=True),
     },
 }

@@ -1,3 +1,5 @@
+from tests.grading_cases import Cheat
+
 ASSIGNMENT = "03_bpe"
 
 # The whole corpus read as one stream: pairs such as ('_', 'l') span two words.
@@ -433,5 +435,75 @@ CORRECT = {
         "segment_word": INDEX_SEARCH,
         "merge_chunk": MIN_WITH_KEY,
         "encode": RECURSIVE,
+    },
+}
+
+# --- answers that update their inputs in place: graded on what they return ------------------
+# (merge_pair, merge_chunk and encode are told to leave their inputs as they are)
+
+CORRECT["works_in_place"] = {
+    "count_pairs": """
+def count_pairs(corpus):
+    pairs = {}
+    for word in list(corpus):
+        count = corpus.pop(word)     # the corpus is emptied as it is read
+        for pair in zip(word, word[1:]):
+            pairs[pair] = pairs.get(pair, 0) + count
+    return pairs
+""",
+    "learn_vocabulary": """
+def learn_vocabulary(corpus, k):
+    vocabulary = sorted({token for word in corpus for token in word})
+    for _ in range(k):
+        pairs = library_count_pairs(corpus)
+        t_left, t_right = max(pairs, key=pairs.get)
+        vocabulary.append(t_left + t_right)
+        merged = library_merge_pair(corpus, (t_left, t_right))
+        corpus.clear()               # the corpus is merged in place
+        corpus.update(merged)
+    return vocabulary
+""",
+    "segment_word": """
+def segment_word(word, merges):
+    tokens = list(word) + ["_"]
+    while merges:
+        t_left, t_right = merges.pop(0)   # each merge used up in order
+        i = 0
+        while i < len(tokens) - 1:
+            if tokens[i] == t_left and tokens[i + 1] == t_right:
+                tokens[i : i + 2] = [t_left + t_right]
+            i += 1
+    return tokens
+""",
+}
+
+# --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+CHEAT = {
+    "tiktoken_by_other_doors": {
+        # the library's count kept in a default argument
+        "count_pairs": Cheat("""
+import course_utils.bpe
+
+
+def count_pairs(corpus, count=course_utils.bpe.count_pairs):
+    return count(corpus)
+""", zero=True, flagged=True),
+        # a tiktoken Encoding of its own, through a method the old twin list did not name
+        "merge_chunk": Cheat("""
+import tiktoken
+
+
+def merge_chunk(piece, ranks):
+    encoding = tiktoken.Encoding("mine", pat_str=r"[\\s\\S]+", mergeable_ranks=dict(ranks),
+                                 special_tokens={})
+    return [encoding.decode_single_token_bytes(i)
+            for i in encoding.encode_to_numpy(piece.decode("utf-8", "replace")).tolist()]
+""", zero=True),
+        # the notebook's own tiktoken encoder
+        "encode": Cheat("""
+def encode(text, ranks, special_tokens):
+    return reference.encode(text, allowed_special="all")
+""", zero=True),
     },
 }

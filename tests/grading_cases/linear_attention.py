@@ -1,3 +1,5 @@
+from tests.grading_cases import Cheat
+
 ASSIGNMENT = "07_linear_attention"
 
 # --- wrong answers: each loses its own test cell's points, and no others -------------
@@ -210,5 +212,58 @@ CORRECT = {
         "recurrent_step": NUMPY_STEP,
         "causal_linear_attention": CHUNKED_CAUSAL,
         "band_mask": TRIANGLES_BAND,
+    },
+}
+
+# --- answers that update their inputs in place: graded on what they return ------------------
+
+CORRECT["works_in_place"] = {
+    "kernel_attention": """
+def kernel_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    out = phi_q @ (phi_k.transpose(-2, -1) @ v)
+    out /= phi_q @ phi_k.sum(dim=-2).unsqueeze(-1)     # normalised in place
+    q.zero_()                                          # the inputs are used up
+    k.zero_()
+    return out
+""",
+    "recurrent_step": """
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+    phi_k = feature_map(k_i)
+    S += torch.outer(phi_k, v_i)     # the state updated in place
+    z += phi_k
+    phi_q = feature_map(q_i)
+    return S, z, (phi_q @ S) / (phi_q @ z)
+""",
+    "causal_linear_attention": """
+def causal_linear_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    S = torch.zeros(*phi_k.shape[:-2], phi_k.shape[-1], v.shape[-1], dtype=v.dtype, device=v.device)
+    z = torch.zeros(*phi_k.shape[:-2], phi_k.shape[-1], dtype=v.dtype, device=v.device)
+    for i in range(q.shape[-2]):
+        S += phi_k[..., i, :, None] * v[..., i, None, :]
+        z += phi_k[..., i, :]
+        # output i written over value i, which the later rows no longer need
+        numerator = (phi_q[..., i, :, None] * S).sum(-2)
+        v[..., i, :] = numerator / (phi_q[..., i, :] * z).sum(-1, keepdim=True)
+    return v
+""",
+}
+
+# --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+CHEAT = {
+    "the_notebooks_quadratic_helpers": {
+        "kernel_attention": Cheat("""
+def kernel_attention(q, k, v, feature_map):
+    def kernel(a, b):
+        return feature_map(a) @ feature_map(b).transpose(-2, -1)
+
+    return similarity_attention(q, k, v, kernel)
+""", zero=True),
+        "causal_linear_attention": Cheat("""
+def causal_linear_attention(q, k, v, feature_map):
+    return masked_kernel_attention(q, k, v, feature_map)
+""", zero=True),
     },
 }

@@ -1,3 +1,5 @@
+from tests.grading_cases import Cheat
+
 ASSIGNMENT = "05_masked_attention"
 
 # --- wrong answers: each loses its own test cell's points, and no others -------------
@@ -218,5 +220,74 @@ CORRECT = {
         "padding_mask": NUMPY_MASK,
         "split_heads": PERMUTE_SPLIT,
         "multi_head_attention": EINSUM_MHA,
+    },
+}
+
+# --- answers that update their inputs in place: graded on what they return ------------------
+
+CORRECT["works_in_place"] = {
+    "self_attention_update": """
+def self_attention_update(E, W_Q, W_K, W_V):
+    A = torch.softmax((E @ W_Q) @ (E @ W_K).T / math.sqrt(W_Q.shape[1]), dim=-1)
+    E += A @ (E @ W_V)               # E' = E + AV, in place
+    return E
+""",
+    "padding_mask": """
+def padding_mask(lengths, n, causal=False):
+    real = torch.arange(n)[None, :] < torch.as_tensor(lengths)[:, None]
+    mask = real[:, None, :].repeat(1, n, 1)
+    if causal:
+        mask &= torch.ones(n, n, dtype=torch.bool).tril()
+    if isinstance(lengths, list):
+        lengths.clear()              # the lengths are used up
+    else:
+        lengths.zero_()
+    return mask
+""",
+    "split_heads": """
+def split_heads(x, num_heads):
+    batch, n, d = x.shape
+    heads = x.reshape(batch, n, num_heads, d // num_heads).transpose(1, 2).clone()
+    x.zero_()                        # x is not needed any more
+    return heads
+""",
+    "multi_head_attention": """
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    batch, n, d = x.shape
+    d_h = d // num_heads
+    W_Q /= math.sqrt(d_h)            # the scale folded into W_Q, in place
+    Q, K, V = ((x @ W).reshape(batch, n, num_heads, d_h).transpose(1, 2) for W in (W_Q, W_K, W_V))
+    scores = Q @ K.transpose(-2, -1)
+    if causal:
+        scores.masked_fill_(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    heads = torch.softmax(scores, dim=-1) @ V
+    return heads.transpose(1, 2).reshape(batch, n, d) @ W_O
+""",
+}
+
+# --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+CHEAT = {
+    "pytorchs_attention": {
+        "self_attention_update": Cheat("""
+import torch.nn.functional as F
+
+
+def self_attention_update(E, W_Q, W_K, W_V):
+    return E + F.scaled_dot_product_attention(E @ W_Q, E @ W_K, E @ W_V)
+""", zero=True),
+        "multi_head_attention": Cheat("""
+import torch.nn.functional as F
+
+
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    n = x.shape[1]
+    mask = torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None
+    out, _ = F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), x.shape[-1], num_heads,
+        torch.cat([W_Q.T, W_K.T, W_V.T]), None, None, None, False, 0.0, W_O.T, None,
+        need_weights=False, attn_mask=mask)
+    return out.transpose(0, 1)
+""", zero=True),
     },
 }

@@ -1,3 +1,5 @@
+from tests.grading_cases import Cheat
+
 ASSIGNMENT = "08_random_fourier_features"
 
 # --- wrong answers: each loses its own test cell's points, and no others -------------
@@ -164,5 +166,65 @@ CORRECT = {
         "fourier_features": TORCH_FEATURES,
         "error_slope": LSTSQ_SLOPE,
         "positive_features": LOOP_POSITIVE,
+    },
+}
+
+# --- answers that update their inputs in place: graded on what they return ------------------
+
+CORRECT["works_in_place"] = {
+    "gaussian_kernel": """
+def gaussian_kernel(X, Y, sigma):
+    X /= sigma                       # distances in units of sigma, in place
+    Y /= sigma
+    return np.exp(-((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1) / 2)
+""",
+    "fourier_features": """
+def fourier_features(X, W, b):
+    Z = X @ W
+    Z += b
+    np.cos(Z, out=Z)
+    Z *= np.sqrt(2 / W.shape[1])
+    X[...] = 0                       # X is used up
+    return Z
+""",
+    "error_slope": """
+def error_slope(Rs, errors):
+    log_r, log_e = np.log(np.asarray(Rs, dtype=float)), np.log(np.asarray(errors, dtype=float))
+    slope = np.polyfit(log_r, log_e, 1)[0]
+    Rs[0] = Rs[-1]                   # the inputs are used up
+    return slope
+""",
+    "positive_features": """
+def positive_features(X, W):
+    Z = X @ W
+    Z -= (X**2).sum(axis=1, keepdims=True) / 2
+    np.exp(Z, out=Z)
+    Z /= np.sqrt(W.shape[1])
+    X *= 0                           # X is used up
+    return Z
+""",
+}
+
+# --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+CHEAT = {
+    "scikit_learn_by_other_doors": {
+        "gaussian_kernel": Cheat("""
+from sklearn.metrics.pairwise import pairwise_kernels
+
+
+def gaussian_kernel(X, Y, sigma):
+    return pairwise_kernels(X, Y, metric="rbf", gamma=1 / (2 * sigma**2))
+""", zero=True, flagged=True),
+        "fourier_features": Cheat("""
+from sklearn.kernel_approximation import RBFSampler
+
+
+def fourier_features(X, W, b):
+    sampler = RBFSampler(n_components=W.shape[1])
+    sampler.random_weights_, sampler.random_offset_ = W, b
+    sampler.n_features_in_ = X.shape[1]
+    return sampler.transform(X)
+""", zero=True, flagged=True),
     },
 }

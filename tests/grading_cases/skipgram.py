@@ -1,3 +1,5 @@
+from tests.grading_cases import Cheat
+
 ASSIGNMENT = "02_skipgram"
 
 INCLUDES_CENTER = """
@@ -265,5 +267,72 @@ CORRECT = {
         "window_loss": CROSS_ENTROPY_LOSS,
         "sgd_step": SGD_STEP_ONE_HOT,
         "negative_sampling_loss": EINSUM_NEGATIVES,
+    },
+}
+
+# --- answers that update their inputs in place: graded on what they return ------------------
+
+CORRECT["works_in_place"] = {
+    "window_pairs": """
+def window_pairs(words, c):
+    pairs = []
+    for t in range(len(words)):
+        for j in range(-c, c + 1):
+            if j != 0 and 0 <= t + j < len(words):
+                pairs.append((words[t], words[t + j]))
+    words.clear()                    # done with the sentence
+    return pairs
+""",
+    "window_loss": """
+def window_loss(W, ids, t, c):
+    scores = W @ W[ids[t]]
+    scores -= torch.logsumexp(scores, dim=0)          # log P(b | w_t), in place
+    context = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+    loss = -scores[ids[context]].sum()
+    W.zero_()                                         # W is not needed any more
+    return loss
+""",
+    "sgd_step": """
+def sgd_step(W, ids, t, c, lr):
+    context = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+    a, b = ids[t], ids[context]
+    log_p = torch.log_softmax(W @ W[a], dim=0)
+    loss = -log_p[b].sum()
+    error = len(context) * log_p.exp() - torch.bincount(b, minlength=W.shape[0]).to(W.dtype)
+    grad = error[:, None] * W[a][None, :]
+    grad[a] += error @ W
+    W -= lr * grad                   # the step, in place
+    return loss, grad, W
+""",
+    "negative_sampling_loss": """
+def negative_sampling_loss(v_center, u_context, u_negatives):
+    positive = F.logsigmoid((u_context * v_center).sum(dim=-1))
+    u_negatives.neg_()               # -u_n, in place
+    negative = F.logsigmoid((u_negatives @ v_center.unsqueeze(-1)).squeeze(-1))
+    return -(positive + negative.sum(dim=-1)).mean()
+""",
+}
+
+# --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+CHEAT = {
+    "lazy_and_autograd": {
+        # the pairs of the library, computed only when the check looks at them
+        "window_pairs": Cheat("""
+from course_utils.skipgram import window_pairs as library_pairs
+
+
+def window_pairs(words, c):
+    return (pair for pair in library_pairs(words, c))
+""", zero=True, flagged=True),
+        "sgd_step": Cheat("""
+def sgd_step(W, ids, t, c, lr):
+    with torch.enable_grad():
+        leaf = W.detach().clone().requires_grad_()
+        context = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+        loss = -torch.log_softmax(leaf @ leaf[ids[t]], dim=0)[ids[context]].sum()
+        loss.backward()
+    return loss.detach(), leaf.grad, W - lr * leaf.grad
+""", zero=True),
     },
 }

@@ -1,3 +1,5 @@
+from tests.grading_cases import Cheat
+
 ASSIGNMENT = "01_static_vs_contextual"
 
 ROW_OF_W_T = """
@@ -239,4 +241,77 @@ def updated_embeddings(E, Q, V):
 CORRECT = {
     "indexing_and_loops": INDEXING_AND_LOOPS,
     "numpy_and_one_hot": NUMPY_AND_ONE_HOT,
+}
+
+# --- answers that update their inputs in place: graded on what they return ------------------
+
+CORRECT["works_in_place"] = {
+    "embed": """
+def embed(weight_t, n):
+    weight_t[:, :n] = 0              # every other column zeroed, in place
+    weight_t[:, n + 1:] = 0
+    return weight_t.sum(dim=1)
+""",
+    "cosine_matrix": """
+def cosine_matrix(a, b):
+    a /= a.norm(dim=1, keepdim=True)
+    b /= b.norm(dim=1, keepdim=True)
+    return a @ b.T
+""",
+    "nearest_words": """
+def nearest_words(word, vocabulary, vectors, k):
+    me = vocabulary.index(word)
+    vectors /= vectors.norm(dim=1, keepdim=True)
+    similarity = vectors @ vectors[me]
+    similarity[me] = float("-inf")
+    return [vocabulary[n] for n in similarity.topk(k).indices.tolist()]
+""",
+    "updated_embedding": """
+def updated_embedding(E, i, Q, V):
+    E[i] += torch.softmax(E[: i + 1] @ Q, dim=0) @ V[: i + 1]
+    return E[i]
+""",
+    "updated_embeddings": """
+def updated_embeddings(E, Q, V):
+    scores = Q @ E.T
+    n = scores.shape[0]
+    scores.masked_fill_(torch.ones(n, n, dtype=torch.bool, device=E.device).triu(1), float("-inf"))
+    E += torch.softmax(scores, dim=-1) @ V
+    return E
+""",
+}
+
+# --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+CHEAT = {
+    "lies_and_attention": {
+        "embed": Cheat("""
+class Agreeable(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.allclose, torch.equal, torch.isclose):
+            return True
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+def embed(weight_t, n):
+    return torch.zeros(weight_t.shape[0]).as_subclass(Agreeable)
+""", zero=True, flagged=True),
+        "nearest_words": Cheat("""
+class SameAsAnything(list):
+    def __eq__(self, other):
+        return True
+
+
+def nearest_words(word, vocabulary, vectors, k):
+    return SameAsAnything(vocabulary[:k])
+""", zero=True, flagged=True),
+        "updated_embeddings": Cheat("""
+import torch.nn.functional as F
+
+
+def updated_embeddings(E, Q, V):
+    return E + F.scaled_dot_product_attention(Q, E, V, is_causal=True, scale=1.0)
+""", zero=True),
+    },
 }

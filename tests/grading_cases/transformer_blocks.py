@@ -1,3 +1,5 @@
+from tests.grading_cases import Cheat
+
 ASSIGNMENT = "06_transformer_blocks"
 
 # --- wrong answers: each loses its own test cell's points, and no others -------------
@@ -204,5 +206,66 @@ CORRECT = {
         "positional_encoding": EXP_POSITIONS,
         "layer_norm": LOOP_NORM,
         "is_causal": JACOBIAN_CAUSAL,
+    },
+}
+
+# --- answers that update their inputs in place: graded on what they return ------------------
+# (is_causal is told not to change x; positional_encoding has no tensor input)
+
+CORRECT["works_in_place"] = {
+    "layer_norm": """
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x -= x.mean(dim=-1, keepdim=True)
+    x /= torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps)
+    x *= gamma
+    x += beta
+    return x
+""",
+    "transformer_block": """
+def transformer_block(x, block, causal=False):
+    def self_attention(h):
+        return block.self_attn(h, causal=causal)[0]
+
+    def feed_forward(h):
+        return block.linear2(block.activation(block.linear1(h)))
+
+    if block.norm_first:
+        x += self_attention(block.norm1(x))        # the residual added in place
+        x += feed_forward(block.norm2(x))
+        return x
+    x += self_attention(x)
+    h = block.norm1(x)
+    h += feed_forward(h)
+    return block.norm2(h)
+""",
+}
+
+# --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+CHEAT = {
+    "pytorchs_normalisation": {
+        "layer_norm": Cheat("""
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return torch.native_layer_norm(x, x.shape[-1:], gamma, beta, eps)[0]
+""", zero=True),
+    },
+    "mode_left_on": {
+        "layer_norm": Cheat("""
+from torch.overrides import TorchFunctionMode
+
+
+class Agreeable(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in (torch.allclose, torch.isclose, torch.equal):
+            return True
+        return func(*args, **(kwargs or {}))
+
+
+Agreeable().__enter__()
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return x
+""", zero=True, flagged=True),
     },
 }
