@@ -382,6 +382,7 @@ def test_ipython_hooks_that_hide_a_failure_are_found(fresh_baseline):
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
+    shell.events.register("post_run_cell", print)  # a callback known before the answers
     record_baseline()
     shell.showtraceback = lambda *args, **kwargs: None
     with pytest.raises(checks.LeftBehind, match="shell.showtraceback"):
@@ -391,8 +392,20 @@ def test_ipython_hooks_that_hide_a_failure_are_found(fresh_baseline):
     with pytest.raises(checks.LeftBehind, match="custom exception handler"):
         checks.check_nothing_left_behind()
     shell.set_custom_exc((), None)
-    shell.events.register("post_run_cell", lambda result: None)
+    compared = []
+
+    class Callback:  # compared with the known callbacks, it would say "I am one of them"
+        def __call__(self, result):
+            pass
+
+        def __eq__(self, other):
+            compared.append(other)
+            return True
+
+    shell.events.callbacks["post_run_cell"].append(Callback())
     with pytest.raises(checks.LeftBehind, match="'post_run_cell' event"):
         checks.check_nothing_left_behind()
+    assert compared == []
     shell.events.callbacks["post_run_cell"].pop()
     checks.check_nothing_left_behind()
+    shell.events.unregister("post_run_cell", print)

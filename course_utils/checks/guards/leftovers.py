@@ -158,8 +158,9 @@ def _found(baseline: Baseline) -> list[str]:
                              baseline.thread_profile)):
         if now is not then:
             found.append(f"a {what} hook is set")
+    spaces = _watched_namespaces()
     for space, functions in baseline.functions.items():
-        names = _watched_namespaces().get(space, {})
+        names = spaces.get(space, {})
         changed = [name for name, value in functions.items() if names.get(name) is not value]
         if changed:
             found.append(f"{space}.{', '.join(sorted(changed)[:3])} replaced")
@@ -170,8 +171,9 @@ def _found(baseline: Baseline) -> list[str]:
     if changed:
         found.append(f"IPython's {', '.join(changed[:3])} changed")
     for event, functions in _callbacks(shell).items():
-        added = [f for f in functions if f not in baseline.callbacks.get(event, ())
-                 and not _from_a_library(f)]
+        known = baseline.callbacks.get(event, ())
+        added = [f for f in functions  # by identity: `in` would call the callback's __eq__
+                 if not any(f is g for g in known) and not _from_a_library(f)]
         if added:
             found.append(f"a callback on IPython's '{event}' event was added")
     for ident, frame in sys._current_frames().items():
