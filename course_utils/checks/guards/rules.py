@@ -70,11 +70,12 @@ class NoSquareMatrix:
             return
         for tensor in _tensors(result):
             sizes = list(tensor.shape)
-            if self.n_q in sizes and self.n_k in sizes[:sizes.index(self.n_q)] + \
-                    sizes[sizes.index(self.n_q) + 1:]:
+            if self.n_q in sizes:
+                sizes.remove(self.n_q)  # one axis for the queries, another for the keys
+            if len(sizes) < tensor.dim() and self.n_k in sizes:
                 raise RuleBroken(
-                    f"{self.exercise} made a tensor of shape {tuple(sizes)} with {name}: that "
-                    f"is the {self.n_q} × {self.n_k} matrix of every query against every key, "
+                    f"{self.exercise} made a tensor of shape {tuple(tensor.shape)} with {name}: "
+                    f"that is the {self.n_q} × {self.n_k} matrix of every query against every key, "
                     "which this exercise asks you to avoid (no N × N matrix): regroup the "
                     "products so that only sums over the keys are kept"
                 )
