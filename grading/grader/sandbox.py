@@ -119,9 +119,10 @@ def bwrap_arguments(workdir: Path, home: Path, sockets: Path) -> list[str]:
 
 
 def kernel_argv(workdir: Path, home: Path, sockets: Path, limits: Limits,
-                threads: int = 1) -> list[str]:
+                threads: int = 1, student: str | None = None) -> list[str]:
     """The command that starts one grading kernel (a kernelspec's ``argv``) in ``workdir``,
-    with ``threads`` threads for PyTorch and NumPy (cores / workers)."""
+    with ``threads`` threads for PyTorch and NumPy (cores / workers), and ``student``'s id
+    as ``COURSE_STUDENT`` (:func:`course_utils.student.student_id`)."""
     kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     capped = ["prlimit", f"--as={limits.memory_bytes}", "--", *kernel]
     if not limits.sandbox or unavailable():
@@ -134,6 +135,8 @@ def kernel_argv(workdir: Path, home: Path, sockets: Path, limits: Limits,
         "MKL_NUM_THREADS": str(threads),
         "NBGRADER_EXECUTION": "autograde",
     }
+    if student is not None:
+        environment["COURSE_STUDENT"] = student
     settings = [part for name, value in environment.items() for part in ("--setenv", name, value)]
     return ["bwrap", *bwrap_arguments(workdir, home, sockets), *settings, *capped]
 

@@ -90,7 +90,7 @@ def _grade_in(scratch: Path, job: Job) -> Result:
     workdir = course / "autograded" / job.student / job.assignment
     sockets, home = scratch / "run", make_home(scratch / "home")
     sockets.mkdir()
-    argv = kernel_argv(workdir, home, sockets, job.limits, job.threads)
+    argv = kernel_argv(workdir, home, sockets, job.limits, job.threads, student=job.student)
     write_kernelspec(scratch / "jupyter", argv)
     command = [
         *NBGRADER, "autograde", job.assignment,
@@ -103,9 +103,11 @@ def _grade_in(scratch: Path, job: Job) -> Result:
     ]
     if job.limits.cell_timeout:
         command.append(f"--Execute.timeout={job.limits.cell_timeout}")
+    # Without the sandbox the kernel inherits this environment: the student's id too, so
+    # that exercises drawn from it (course_utils.student) are checked as Validate did.
     environment = dict(os.environ, JUPYTER_PATH=str(scratch / "jupyter"),
                        JUPYTER_RUNTIME_DIR=str(sockets), TMPDIR=str(sockets),
-                       OMP_NUM_THREADS=str(job.threads))
+                       OMP_NUM_THREADS=str(job.threads), COURSE_STUDENT=job.student)
     (course / "source" / job.assignment).mkdir(parents=True)
     try:
         log = _run(command, course, environment, job.limits.notebook_timeout)

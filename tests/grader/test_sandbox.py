@@ -94,3 +94,10 @@ def test_the_sandboxed_kernel_gets_its_share_of_the_cores(tmp_path, sandbox):
     argv = kernel_argv(tmp_path, tmp_path, tmp_path, Limits(), threads=3)
     settings = {argv[i + 1]: argv[i + 2] for i, part in enumerate(argv) if part == "--setenv"}
     assert settings["OMP_NUM_THREADS"] == settings["MKL_NUM_THREADS"] == "3"
+
+
+def test_the_sandboxed_kernel_knows_whose_submission_it_grades(tmp_path, sandbox):
+    """The id the exercises drawn per student read (course_utils.student), and no other."""
+    argv = kernel_argv(tmp_path, tmp_path, tmp_path, Limits(), student="ada")
+    settings = {argv[i + 1]: argv[i + 2] for i, part in enumerate(argv) if part == "--setenv"}
+    assert settings["COURSE_STUDENT"] == "ada" and "JUPYTERHUB_USER" not in settings

@@ -1,0 +1,88 @@
+"""Who the student is, and numbers of their own drawn from it.
+
+Exercises whose answer is a number worked out by hand give each student inputs of their
+own, so that two students' right answers differ and a copied number scores 0.
+
+* :func:`student_id` is the student whose work the kernel runs: ``COURSE_STUDENT`` (the
+  grader sets it to the submission's student; ``COURSE_STUDENT=<id> make lab`` for a
+  student working on their own machine), else ``JUPYTERHUB_USER`` (set on the course
+  server). ``None`` when neither is set: the notebook then works with demonstration
+  numbers, which count for no one.
+* :class:`OwnNumbers` draws small integers from a student's id: SHAKE-256 of the id and of
+  what the numbers are for, read a byte at a time, so every machine and every Python
+  version draws the same (Python's ``hash()`` and ``random`` promise neither).
+"""
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["STUDENT_VARIABLES", "OwnNumbers", "student_id"]
+
+# Where the id comes from, the first set one wins.
+STUDENT_VARIABLES = ("COURSE_STUDENT", "JUPYTERHUB_USER")
+# The process's environment as it was started (Linux); code the notebook runs later can
+# change os.environ, not this.
+STARTING_ENVIRONMENT = Path("/proc/self/environ")
+
+
+def starting_environment() -> Mapping[str, str]:
+    """The environment this process was started with: ``/proc/self/environ`` where the
+    system has it (a cell that sets ``os.environ["COURSE_STUDENT"]`` does not change it),
+    else ``os.environ``."""
+    try:
+        raw = STARTING_ENVIRONMENT.read_bytes()
+    except OSError:
+        return os.environ
+    entries = (entry.split(b"=", 1) for entry in raw.split(b"\0") if b"=" in entry)
+    return {name.decode(errors="replace"): value.decode(errors="replace")
+            for name, value in entries}
+
+
+def student_id(environment: Mapping[str, str] | None = None) -> str | None:
+    """The id of the student whose work this is (see the module's docstring), or None.
+
+    ``environment`` defaults to the one the process was started with."""
+    if environment is None:
+        environment = starting_environment()
+    for variable in STUDENT_VARIABLES:
+        value = environment.get(variable, "").strip()
+        if value:
+            return value
+    return None
+
+
+class OwnNumbers:
+    """Small integers that depend only on ``purpose`` and ``student`` (None: the
+    demonstration numbers): the same sequence on every machine and Python version."""
+
+    BLOCK = 64  # bytes of the SHAKE-256 stream read at a time
+
+    def __init__(self, purpose: str, student: str | None):
+        if not purpose:
+            raise ValueError("OwnNumbers needs a purpose (the exercise the numbers are for)")
+        who = "\0demonstration" if student is None else student
+        self._shake = hashlib.shake_256(f"{purpose}\n{who}".encode())
+        self._stream = b""
+        self._position = 0
+
+    def _byte(self) -> int:
+        if self._position == len(self._stream):  # a longer digest starts with the shorter one
+            self._stream = self._shake.digest(len(self._stream) + self.BLOCK)
+        self._position += 1
+        return self._stream[self._position - 1]
+
+    def integer(self, low: int, high: int) -> int:
+        """A whole number from ``low`` to ``high`` (both included), each equally likely."""
+        span = high - low + 1
+        if not 1 <= span <= 256:
+            raise ValueError(f"OwnNumbers.integer draws from 1 to 256 numbers; got {low}..{high}")
+        accepted = 256 - 256 % span  # bytes past it would favour the low numbers
+        while (byte := self._byte()) >= accepted:
+            pass
+        return low + byte % span
+
+    def integers(self, count: int, low: int, high: int) -> list[int]:
+        """``count`` whole numbers from ``low`` to ``high``."""
+        return [self.integer(low, high) for _ in range(count)]
