@@ -190,8 +190,9 @@ def random_batch(
     """``batch_size`` windows of block_size + 1 consecutive tokens from the 1-D ``ids``.
 
     Each window starts at a position drawn uniformly (with ``generator``, a CPU
-    ``torch.Generator``, for reproducible draws). Returns (batch_size, block_size + 1)
-    on the device of ids: inputs are [:, :-1], targets [:, 1:].
+    ``torch.Generator``, for reproducible draws: the same windows on every device).
+    Returns (batch_size, block_size + 1) on the device of ids: inputs are [:, :-1],
+    targets [:, 1:].
     """
     positive_int("block_size", block_size)
     positive_int("batch_size", batch_size)
@@ -205,9 +206,13 @@ def random_batch(
         raise ValueError(
             f"ids must hold at least block_size + 1 = {block_size + 1} tokens; got {len(ids)}"
         )
-    starts = torch.randint(len(ids) - block_size, (batch_size,), generator=generator)
-    windows = starts[:, None] + torch.arange(block_size + 1)  # (batch_size, block_size + 1)
-    return ids[windows.to(ids.device)]
+    # The starts are drawn on the generator's device (the CPU without one), so that a seed
+    # picks the same windows whatever the device of ids; the windows are built on that device.
+    draw_device = generator.device if generator is not None else torch.device("cpu")
+    starts = torch.randint(len(ids) - block_size, (batch_size,), generator=generator,
+                           device=draw_device).to(ids.device)  # fmt: skip
+    offsets = torch.arange(block_size + 1, device=ids.device)
+    return ids[starts[:, None] + offsets]  # (batch_size, block_size + 1)
 
 
 def train_language_model(
