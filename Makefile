@@ -101,8 +101,12 @@ autograde: $(TA)
 feedback: $(TA)
 	$(GRADER) feedback $(foreach s,$(STUDENTS),--student $(s)) $(ASSIGNMENTS)
 
+# FORMAT=canvas or FORMAT=moodle: the LMS's gradebook import file (grader.lms), with
+# MISSING_AS_ZERO=1 (0 for nothing submitted, not blank) and LATE_PENALTY="10%/day, max 50%".
 grades: $(TA)
-	$(GRADER) grades
+	$(GRADER) grades $(if $(FORMAT),--format $(FORMAT)) \
+	  $(if $(filter 1,$(MISSING_AS_ZERO)),--missing-as-zero) \
+	  $(if $(LATE_PENALTY),--late-penalty "$(LATE_PENALTY)")
 
 report: $(TA)
 	$(GRADER) report
@@ -143,4 +147,4 @@ bench: $(DEV)
 
 clean:
 	rm -rf $(VENV) grading/autograded grading/feedback grading/gradebook.db grading/grades.csv \
-	  grading/autograde_state.json grading/report.html
+	  grading/grades_canvas.csv grading/grades_moodle.csv grading/autograde_state.json grading/report.html

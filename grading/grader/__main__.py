@@ -38,6 +38,12 @@ def parse(argv):
     parser.add_argument("--memory-gb", type=float, default=4.0, help="per kernel (default 4)")
     parser.add_argument("--notebook-timeout", type=int, default=1800, help="seconds")
     parser.add_argument("--student", action="append", help="feedback: only these students")
+    parser.add_argument("--format", choices=["csv", "canvas", "moodle"], default="csv",
+                        help="grades: grades.csv (default), or the import file of Canvas "
+                        "or Moodle (grader.lms)")
+    parser.add_argument("--missing-as-zero", action="store_true", default=None,
+                        help="grades for an LMS: 0 for nothing submitted (default: blank)")
+    parser.add_argument("--late-penalty", help="grades for an LMS: '10%%/day, max 50%%'")
     return parser.parse_intermixed_args(argv)  # options may come between the ids
 
 
@@ -88,8 +94,10 @@ def run(args, course: Course) -> int:
         written = [a for a in args.assignments or course.assignments() if a not in failed]
         failed |= exchange.release_feedback(course, written, args.student)
         return report_failures("feedback", failed)
-    elif args.step == "grades":
+    elif args.step == "grades" and args.format == "csv":
         print(f"wrote {grades.write_grades(course)}")
+    elif args.step == "grades":
+        return lms_grades(args, course)
     else:  # the report, and grades.csv beside it
         from grader.report import write_report
 
@@ -97,6 +105,23 @@ def run(args, course: Course) -> int:
         path = write_report(grades.grade_rows(course), grades.cell_rows(course),
                             course.root / "report.html")
         print(f"wrote {path}")
+    return 0
+
+
+def lms_grades(args, course: Course) -> int:
+    """``grades --format canvas|moodle``: the file, and what was penalised or left blank."""
+    from grader import lms
+
+    try:
+        settings = lms.load_settings(course, args.format, args.late_penalty,
+                                     args.missing_as_zero)
+        path, notes = lms.write_lms_grades(course, settings)
+    except lms.LmsError as error:
+        print(error, file=sys.stderr)
+        return 2
+    for note in notes:
+        print(note)
+    print(f"wrote {path}")
     return 0
 
 
