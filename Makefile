@@ -145,6 +145,20 @@ test-browser: $(BROWSER) npm
 bench: $(DEV)
 	$(BIN)/python -m tests.benchmarks
 
+# The GPU path (README, "A GPU"): with a CUDA build of torch and a GPU, `make test-gpu` runs
+# tests/test_cuda.py (GPU against CPU), the unit tests that compare with PyTorch on the
+# notebooks' device, and the eight solution notebooks, all with COURSE_DEVICE=cuda. Without
+# CUDA, tools/require_cuda.py says what is missing and it stops before running anything.
+.PHONY: test-gpu
+GPU_TESTS := tests/test_cuda.py tests/test_attention.py tests/test_transformer.py \
+	tests/test_gpt.py tests/test_linear_attention.py tests/test_random_features.py
+test-gpu:
+	@test -x $(BIN)/python || { echo "No $(VENV) yet, so nothing was run: make setup, then" \
+	  "install a CUDA build of torch as the README says (\"A GPU\")." >&2; exit 1; }
+	@$(BIN)/python -m tools.require_cuda
+	@$(MAKE) --no-print-directory $(DEV)
+	COURSE_DEVICE=cuda $(BIN)/python -m pytest $(GPU_TESTS) solutions
+
 clean:
 	rm -rf $(VENV) grading/autograded grading/feedback grading/gradebook.db grading/grades.csv \
 	  grading/grades_canvas.csv grading/grades_moodle.csv grading/autograde_state.json grading/report.html
