@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: setup lab formgrader test collect release autograde feedback grades report bench clean \
-	npm slides slide-metadata present publish hub test-hub test-browser
+	npm slides slide-metadata present publish hub test-hub test-browser similarity
 
 setup: $(STAMP)
 
@@ -111,6 +111,12 @@ grades: $(TA)
 report: $(TA)
 	$(GRADER) report
 
+# Similar answers (grader.similarity): every pair of submissions per answer cell, with
+# copydetect's winnowing; writes grading/similarity.csv (`make report` shows the pairs).
+# SIMILARITY=0.8: the threshold of a match, for this and `make report`.
+similarity: $(TA)
+	$(GRADER) similarity $(ASSIGNMENTS)
+
 # The course server (README, "A course server"): JupyterHub (the `hub` extra) and its proxy,
 # configurable-http-proxy from npm, pinned, in .venv/node (4.x runs on Debian's Node.js 18;
 # 5.x needs 20). `make test-hub` runs tests/hub, the hub end to end with several users.
@@ -161,4 +167,5 @@ test-gpu:
 
 clean:
 	rm -rf $(VENV) grading/autograded grading/feedback grading/gradebook.db grading/grades.csv \
-	  grading/grades_canvas.csv grading/grades_moodle.csv grading/autograde_state.json grading/report.html
+	  grading/grades_canvas.csv grading/grades_moodle.csv grading/autograde_state.json \
+	  grading/report.html grading/similarity.csv

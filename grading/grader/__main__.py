@@ -1,7 +1,8 @@
 """The TA's command line (the Makefile's publish, collect, release, autograde, feedback,
-grades, report targets call it): ``python -m grader STEP [assignments] [options]``."""
+grades, similarity, report targets call it): ``python -m grader STEP [assignments] [options]``."""
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def duedate(text: str):
 def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     parser.add_argument("step", choices=["publish", "collect", "release", "autograde",
-                                         "feedback", "grades", "report"])
+                                         "feedback", "grades", "report", "similarity"])
     parser.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
     parser.add_argument("--course-root", type=Path, default=COURSE_ROOT)
     parser.add_argument("--zip", type=Path, help="collect: the LMS's zip of submissions "
@@ -38,6 +39,9 @@ def parse(argv):
     parser.add_argument("--memory-gb", type=float, default=4.0, help="per kernel (default 4)")
     parser.add_argument("--notebook-timeout", type=int, default=1800, help="seconds")
     parser.add_argument("--student", action="append", help="feedback: only these students")
+    parser.add_argument("--similarity", default=os.environ.get("SIMILARITY", ""),
+                        help="similarity, report: the threshold of a match, in (0, 1] "
+                        "(default: $SIMILARITY, else 0.8)")
     parser.add_argument("--format", choices=["csv", "canvas", "moodle"], default="csv",
                         help="grades: grades.csv (default), or the import file of Canvas "
                         "or Moodle (grader.lms)")
@@ -98,14 +102,30 @@ def run(args, course: Course) -> int:
         print(f"wrote {grades.write_grades(course)}")
     elif args.step == "grades":
         return lms_grades(args, course)
-    else:  # the report, and grades.csv beside it
+    elif args.step == "similarity":
+        similar_answers(args, course)
+    else:  # the report, and grades.csv and similarity.csv beside it
         from grader.report import write_report
 
         print(f"wrote {grades.write_grades(course)}")
         path = write_report(grades.grade_rows(course), grades.cell_rows(course),
-                            course.root / "report.html")
+                            course.root / "report.html", similar_answers(args, course))
         print(f"wrote {path}")
     return 0
+
+
+def similar_answers(args, course: Course) -> list:
+    """The matches of grader.similarity, written to similarity.csv."""
+    from grader import similarity
+
+    try:
+        threshold = similarity.check_threshold(args.similarity or similarity.THRESHOLD)
+    except ValueError as error:
+        raise SystemExit(f"python -m grader {args.step}: {error}") from None
+    matches = similarity.similar_answers(course, args.assignments, threshold)
+    path = similarity.write_csv(matches, course.root / "similarity.csv")
+    print(f"wrote {path}: {len(matches)} pairs of answers with similarity >= {threshold}")
+    return matches
 
 
 def lms_grades(args, course: Course) -> int:

@@ -9,7 +9,9 @@ assignment) and the results of the test cells of the graded submissions, and wri
 * the pass rate of each exercise (test cell): the share of graded submissions with full
   points, as a bar chart and a table;
 * the most frequent diagnoses of ``course_utils.checks`` per exercise, most frequent
-  first ("you did not divide by √d_k: 37 submissions").
+  first ("you did not divide by √d_k: 37 submissions");
+* when given the matches of grader.similarity, the similar answers: each pair's two
+  answers side by side, the matching parts highlighted.
 
 The plots are PNG images drawn by matplotlib's Agg renderer and embedded in base64: the
 page runs no JavaScript and fetches nothing. Every text that comes from a submission
@@ -44,6 +46,7 @@ FLAG_SEPARATOR = "; "
 STDERR = "stderr"
 MISTAKES_PER_EXERCISE = 5
 SHORT_TEXT = 160
+SIMILAR_SHOWN = 100  # pairs shown side by side; similarity.csv lists them all
 
 ERROR_LINE = re.compile(r"(?P<name>[A-Za-z_]\w*)(?::\s?(?P<text>.*))?", re.DOTALL)
 NOT_RIGHT = " is not right: "
@@ -323,6 +326,9 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #bbb; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }
 th { background: #eee; }
 img { max-width: 100%; }
+table.pair { table-layout: fixed; width: 100%; }
+table.pair pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; font-size: 0.85em; }
+mark { background: #ffe066; color: #000; }
 """
 
 
@@ -426,8 +432,53 @@ def _mistakes(cells: list[Mapping]) -> str:
     ])
 
 
-def render_report(rows: list[dict], cells: list[dict]) -> str:
-    """The report's HTML page (see :func:`write_report` for ``rows`` and ``cells``)."""
+def _highlighted(text: str, spans) -> str:
+    """``text`` escaped, its ``spans`` ((start, end) offsets, may overlap) in <mark>."""
+    parts, done = [], 0
+    for start, end in sorted(spans):
+        start = max(start, done)
+        if end > start:
+            parts += [_escape(text[done:start]), f"<mark>{_escape(text[start:end])}</mark>"]
+            done = end
+    return "".join(parts) + _escape(text[done:])
+
+
+def _pair(number: int, match) -> str:
+    """One match: its heading, its note, and the two answers side by side."""
+    heading = (f"{match.assignment}, {match.cell}: {match.student_a} and {match.student_b}, "
+               f"similarity {match.similarity:.2f}")
+    note = f"<p>{_escape(match.note)}</p>\n" if match.note else ""
+    return "\n".join([
+        f'<h3 id="pair-{number}">{_escape(heading)}</h3>',
+        f'{note}<table class="pair" aria-labelledby="pair-{number}">',
+        f'<tr><th scope="col">{_escape(match.student_a)}</th>'
+        f'<th scope="col">{_escape(match.student_b)}</th></tr>',
+        f"<tr><td><pre>{_highlighted(match.text_a, match.spans_a)}</pre></td>"
+        f"<td><pre>{_highlighted(match.text_b, match.spans_b)}</pre></td></tr>",
+        "</table>",
+    ])
+
+
+def _similarity(matches: list) -> str:
+    shown = matches[:SIMILAR_SHOWN]
+    more = (f"<p>The first {len(shown)} of {len(matches)} pairs; all are in similarity.csv.</p>"
+            if len(matches) > len(shown) else "")
+    return "\n".join([
+        '<section id="similarity">\n<h2>Similar answers</h2>',
+        "<p>Pairs of students whose answers of one cell are alike after comments, layout and "
+        "names are set aside and the release's own code is left out (grading/similarity.csv). "
+        "A match is a reason to look, not a verdict. The highlighted parts are those found in "
+        "both answers. Cells marked as having one natural answer are ones that independent "
+        "students write alike: they come last.</p>",
+        more,
+        *(_pair(number, match) for number, match in enumerate(shown, 1)),
+        "" if matches else "<p>No pair of answers reaches the threshold.</p>",
+        "</section>",
+    ])
+
+
+def render_report(rows: list[dict], cells: list[dict], similar: list | None = None) -> str:
+    """The report's HTML page (see :func:`write_report` for the arguments)."""
     rows, cells = _check_rows(rows), _check_cells(cells)
     return "\n".join([
         "<!DOCTYPE html>",
@@ -437,11 +488,13 @@ def render_report(rows: list[dict], cells: list[dict]) -> str:
         _scores(rows),
         _pass_rates(cells),
         _mistakes(cells),
+        "" if similar is None else _similarity(similar),
         "</body>\n</html>\n",
     ])
 
 
-def write_report(rows: list[dict], cells: list[dict], path: Path) -> Path:
+def write_report(rows: list[dict], cells: list[dict], path: Path,
+                 similar: list | None = None) -> Path:
     """Write the class report to ``path`` (an .html file) and return ``path``.
 
     ``rows``: one per (student, assignment) as in grades.csv, with the keys student_id,
@@ -450,8 +503,10 @@ def write_report(rows: list[dict], cells: list[dict], path: Path) -> Path:
     ``cells``: one per (student, assignment, test cell) of the graded submissions, with the
     keys student_id, assignment, cell (the test cell's grade id), score, max_score and
     message (what :func:`test_cell_results` gives: "" when the cell passed).
+    ``similar``: the matches of grader.similarity.similar_answers, in the order to show
+    them (None: no section).
     """
-    page = render_report(rows, cells)
+    page = render_report(rows, cells, similar)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")

@@ -1,0 +1,187 @@
+"""Similar answers in a class: per assignment and per answer cell, every pair of submissions.
+
+``similar_answers(course)`` reads each submission of grading/submitted/ (as the grader
+does, grader.submissions), takes the answer cells of the release (nbgrader's solution
+cells, code and written, by ``grade_id``) and compares every pair of students on each
+(grader.similarity_fingerprint: copydetect's winnowing, the release excluded, short value
+answers compared exactly). A pair whose similarity reaches the threshold (``SIMILARITY``,
+0.8 by default) is a :class:`Match`: a reason for a TA to look, not a verdict.
+
+Some cells have one natural answer, which independent students write alike. Two measures
+say so, and such a cell's matches are marked and ranked after the others:
+
+* how similar independently written right answers are on the cell (grader.similarity_baseline,
+  measured on the solutions and the CORRECT cases of tests/grading_cases), when that reaches
+  ``NATURAL``;
+* in the class itself, when at least ``CLASS_SHARE`` of a cell's (at least ``CLASS_MIN``)
+  answers match another one: copying is rarely that common, a natural answer is.
+
+``write_csv(matches, path)`` writes grading/similarity.csv, one row per match, unmarked
+cells first, most similar first.
+"""
+
+import csv
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from grader import similarity_baseline
+from grader.course import Course
+from grader.similarity_fingerprint import CODE, MARKDOWN, answer, boilerplate, candidates, compare
+from grader.submissions import inspect
+
+THRESHOLD = 0.8
+NATURAL = 0.5
+CLASS_SHARE = 0.25
+CLASS_MIN = 20
+CSV_COLUMNS = ("assignment", "cell", "student_a", "student_b", "similarity", "note")
+
+
+@dataclass(frozen=True)
+class Match:
+    """Two students' answers of one cell that are alike."""
+
+    assignment: str
+    cell: str  # the answer cell's grade_id
+    student_a: str
+    student_b: str
+    similarity: float
+    note: str  # why the cell may have one natural answer; "" when nothing says so
+    text_a: str  # the answers as compared (written answers with whitespace collapsed)
+    text_b: str
+    spans_a: tuple[tuple[int, int], ...]  # the matching parts: (start, end) offsets
+    spans_b: tuple[tuple[int, int], ...]
+
+    def row(self) -> list:
+        return [self.assignment, self.cell, self.student_a, self.student_b,
+                f"{self.similarity:.2f}", self.note]
+
+
+@dataclass(frozen=True)
+class Release:
+    """The answer cells of an assignment's release, and what it gives every student."""
+
+    cells: dict[str, tuple[str, str]]  # grade_id: (CODE or MARKDOWN, the released source)
+    given: dict[str, object]  # CODE / MARKDOWN: the fingerprints of the release's cells
+
+
+def check_threshold(value) -> float:
+    """``value`` as a similarity threshold in (0, 1], or a ValueError saying so."""
+    try:
+        threshold = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"SIMILARITY must be a number in (0, 1], got {value!r}") from None
+    if not 0 < threshold <= 1:
+        raise ValueError(f"SIMILARITY must be a number in (0, 1], got {value!r}")
+    return threshold
+
+
+def answer_cells(notebook) -> dict[str, tuple[str, str]]:
+    """{grade_id: (kind, source)} of the answer cells (nbgrader's solution cells)."""
+    cells = {}
+    for cell in notebook.cells:
+        grading = cell.get("metadata", {}).get("nbgrader", {})
+        if grading.get("solution") and cell.get("cell_type") in (CODE, MARKDOWN):
+            cells[grading.get("grade_id", "")] = (cell["cell_type"], cell.get("source", ""))
+    return cells
+
+
+def read_release(course: Course, assignment: str) -> Release:
+    """The answer cells of ``assignment``'s release, and the fingerprints of all its cells."""
+    path = course.notebook("release", ".", assignment)
+    if not path.exists():
+        raise FileNotFoundError(f"no release of {assignment} at {path}: run `make release`")
+    notebook = nbformat.read(path, as_version=4)
+    given = {kind: boilerplate([c.source for c in notebook.cells if c.cell_type == kind], kind)
+             for kind in (CODE, MARKDOWN)}
+    return Release(answer_cells(notebook), given)
+
+
+def class_answers(course: Course, assignment: str) -> tuple[dict[str, dict], list[str]]:
+    """({student: {grade_id: source}}, the reasons of the submissions that could not be read)."""
+    answers, unread = {}, []
+    for student in course.submissions(assignment):
+        submission = inspect(course, student, assignment)
+        if submission.problem:
+            unread.append(f"{submission.name}: {submission.problem}")
+            continue
+        answers[student] = {grade_id: source for grade_id, (_, source)
+                            in answer_cells(submission.notebook).items()}
+    return answers, unread
+
+
+def cell_matches(texts: dict[str, str], kind: str, released: str, given,
+                 threshold: float) -> list[tuple[str, str, float, object, object, list, list]]:
+    """Every pair of ``texts`` ({student: answer}) of one cell reaching ``threshold``:
+    (student_a, student_b, similarity, answer a, answer b, spans of a, spans of b)."""
+    students = sorted(texts)
+    answers = [answer(texts[student], kind, released, given) for student in students]
+    found = []
+    for i, j in candidates(answers, threshold):
+        similarity, spans_a, spans_b = compare(answers[i], answers[j])
+        if similarity >= threshold:
+            found.append((students[i], students[j], similarity, answers[i], answers[j],
+                          spans_a, spans_b))
+    return found
+
+
+def _class_note(found: list, answered: int) -> str:
+    matched = {student for pair in found for student in pair[:2]}
+    if answered >= CLASS_MIN and len(matched) >= CLASS_SHARE * answered:
+        return f"one natural answer? {len(matched)} of {answered} answers match another"
+    return ""
+
+
+def _baseline_note(baseline: float | None) -> str:
+    if baseline is not None and baseline >= NATURAL:
+        return f"one natural answer: independent right answers reach {baseline:.2f}"
+    return ""
+
+
+def assignment_matches(course: Course, assignment: str, threshold: float) -> list[Match]:
+    """The matches of one assignment (see :func:`similar_answers`)."""
+    release = read_release(course, assignment)
+    answers, unread = class_answers(course, assignment)
+    for reason in unread:
+        print(f"similarity: not compared, {reason}", file=sys.stderr)
+    baselines = similarity_baseline.load().get(assignment, {})
+    matches = []
+    for grade_id, (kind, released) in release.cells.items():
+        texts = {student: cells[grade_id] for student, cells in answers.items()
+                 if grade_id in cells}
+        found = cell_matches(texts, kind, released, release.given[kind], threshold)
+        note = "; ".join(filter(None, [_baseline_note(baselines.get(grade_id)),
+                                       _class_note(found, len(texts))]))
+        matches += [Match(assignment, grade_id, a, b, similarity, note, answer_a.shown,
+                          answer_b.shown, tuple(spans_a), tuple(spans_b))
+                    for a, b, similarity, answer_a, answer_b, spans_a, spans_b in found]
+    return matches
+
+
+def ranked(matches: list[Match]) -> list[Match]:
+    """Unmarked cells first, then the most similar first (then by name, for a stable order)."""
+    return sorted(matches, key=lambda m: (bool(m.note), -m.similarity, m.assignment, m.cell,
+                                          m.student_a, m.student_b))
+
+
+def similar_answers(course: Course, assignments: list[str] | None = None,
+                    threshold: float = THRESHOLD) -> list[Match]:
+    """Every pair of submissions, per assignment and answer cell, whose answers reach
+    ``threshold``, ranked (:func:`ranked`)."""
+    threshold = check_threshold(threshold)
+    matches = []
+    for assignment in assignments or course.assignments():
+        matches += assignment_matches(course, assignment, threshold)
+    return ranked(matches)
+
+
+def write_csv(matches: list[Match], path: Path) -> Path:
+    """grading/similarity.csv: the columns CSV_COLUMNS, one row per match, in order."""
+    path = Path(path)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows(match.row() for match in matches)
+    return path

@@ -1,0 +1,157 @@
+"""Answers fingerprinted by winnowing, and how much of two answers is the same.
+
+The fingerprints are copydetect's (PyPI; the winnowing of Schleimer, Wilkerson and Aiken,
+SIGMOD 2003, the method of MOSS). Code is first reduced by copydetect's pygments tokenizer:
+comments and whitespace dropped, every variable, attribute and function name replaced by
+one letter (so renaming changes nothing); numbers, operators and keywords stay. Every
+k-gram of that text (k = ``NOISE`` characters) is hashed; matches shorter than k are noise.
+The fingerprints of the release (the stubs, docstrings and given lines a student cannot help
+repeating) are removed first: copydetect's boilerplate. Written answers are compared as
+text: whitespace collapsed, case ignored.
+
+The similarity of a pair is the smaller of the two shares copydetect reports (the share of
+each answer's fingerprinted text found in the other): both answers must be mostly the
+other's. Fingerprints are order-free, so re-ordered helper functions still match.
+
+Short value answers (``alpha3 = 0.42``) are too short for k-grams: an answer's *own tokens*
+(its lines that are not the release's, without comments and whitespace, names and
+values as written) are compared exactly as well, when they hold a number or a string:
+two identical ones score 1. Two blank answers have no own tokens and never match.
+
+Hashes are Python's ``hash`` of strings, which differs between processes: compare only
+fingerprints made in one process.
+"""
+
+import io
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from copydetect import CodeFingerprint, compare_files
+from pygments.lexers import PythonLexer
+from pygments.token import Comment, Literal, Text
+from scipy import sparse
+
+NOISE = 25  # copydetect's default noise threshold k, in characters of normalised text
+WINDOW = 1  # copydetect's default: guarantee threshold 25 = k, so every k-gram is kept
+CODE, MARKDOWN = "code", "markdown"
+WHITESPACE = re.compile(r"\s+")
+LEXER = PythonLexer()
+
+
+@dataclass
+class Answer:
+    """One student's answer cell, ready to compare."""
+
+    shown: str  # what the TA sees: the code as written, the prose with whitespace collapsed
+    fingerprint: CodeFingerprint
+    own: str  # the exact-match key ("" when the answer has no own value to compare)
+    own_spans: tuple[tuple[int, int], ...]  # where the own lines are in ``shown``
+
+
+def prose(text: str) -> str:
+    """A written answer as compared and shown: whitespace runs collapsed to one space."""
+    return WHITESPACE.sub(" ", text).strip()
+
+
+def _casefree(text: str) -> str:
+    """``text`` lower-cased character by character (same length, so spans still fit)."""
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _fingerprint(text: str, kind: str, boilerplate: np.ndarray | None,
+                 window: int = WINDOW) -> CodeFingerprint:
+    if kind == CODE:
+        return CodeFingerprint("answer.py", NOISE, window, boilerplate, fp=io.StringIO(text),
+                               language="python")
+    return CodeFingerprint("answer.txt", NOISE, window, boilerplate, filter=False,
+                           fp=io.StringIO(_casefree(text)))
+
+
+def boilerplate(texts: list[str], kind: str) -> np.ndarray:
+    """The fingerprints of the release's ``texts`` (cells of one ``kind``), every k-gram."""
+    shown = "\n".join(texts) if kind == CODE else prose(" ".join(texts))
+    return np.array(sorted(_fingerprint(shown, kind, None, window=1).hashes), dtype=np.int64)
+
+
+def _own_lines(text: str, released: str) -> list[tuple[int, int]]:
+    """Spans of the lines of code ``text`` that are not lines of ``released``, blank or
+    comments."""
+    given = {line.strip() for line in released.splitlines()}
+    spans, start = [], 0
+    for line in text.splitlines(keepends=True):
+        if line.strip() and line.strip() not in given and not line.lstrip().startswith("#"):
+            spans.append((start, start + len(line.rstrip())))
+        start += len(line)
+    return spans
+
+
+def _own_tokens(code: str) -> str:
+    """The exact-match key of ``code``: its tokens without comments and whitespace, "" when
+    none of them is a number or a string (``pass``, ``return None`` are no evidence)."""
+    tokens = [(kind, value) for kind, value in LEXER.get_tokens(code)
+              if kind not in Comment and kind not in Text]
+    if not any(kind in Literal for kind, _ in tokens):
+        return ""
+    return " ".join(value for _, value in tokens)
+
+
+def answer(text: str, kind: str, released: str, given: np.ndarray) -> Answer:
+    """A student's answer ``text`` of a cell of ``kind`` (CODE or MARKDOWN) whose release
+    reads ``released``; ``given`` is :func:`boilerplate` of the release."""
+    if kind == MARKDOWN:
+        shown = prose(text)
+        return Answer(shown, _fingerprint(shown, kind, given), "", ())
+    spans = _own_lines(text, released)
+    own = _own_tokens("\n".join(text[start:end] for start, end in spans))
+    return Answer(text, _fingerprint(text, kind, given), own, tuple(spans) if own else ())
+
+
+def compare(a: Answer, b: Answer) -> tuple[float, list, list]:
+    """(similarity, spans of ``a``, spans of ``b``): the matching parts, as (start, end)
+    character offsets into each answer's ``shown`` text."""
+    if a.own and a.own == b.own:
+        return 1.0, list(a.own_spans), list(b.own_spans)
+    _, shares, (slices_a, slices_b) = compare_files(a.fingerprint, b.fingerprint)
+    return float(min(shares)), _spans(slices_a), _spans(slices_b)
+
+
+def _spans(slices) -> list[tuple[int, int]]:
+    return [(int(start), int(end)) for start, end in zip(*slices, strict=True)]
+
+
+def candidates(answers: list[Answer], threshold: float) -> list[tuple[int, int]]:
+    """The pairs (i < j) of ``answers`` that may reach ``threshold``: same own tokens, or
+    fingerprints whose upper bound on the similarity reaches it.
+
+    copydetect's share of answer a found in b counts the characters of the matched k-grams,
+    so it is at most k × (occurrences in a of the hashes a shares with b) / a's coverage.
+    That bound, for all pairs at once, is a product of sparse matrices; only the pairs it
+    lets through are compared one by one (at 300 students, a small fraction of 44,850)."""
+    pairs = {pair for pair in _same_own(answers)}
+    columns, rows, cols, counts = {}, [], [], []
+    for row, answer_ in enumerate(answers):
+        for value, places in answer_.fingerprint.hash_idx.items():
+            rows.append(row)
+            cols.append(columns.setdefault(value, len(columns)))
+            counts.append(len(places))
+    if columns:
+        shape = (len(answers), len(columns))
+        occurrences = sparse.csr_matrix((counts, (rows, cols)), shape=shape, dtype=np.float64)
+        present = occurrences.sign().T.tocsc()
+        shared = (occurrences @ present).toarray()  # [a, b]: occurrences in a of hashes of b
+        coverage = np.array([max(a.fingerprint.token_coverage, 1) for a in answers])
+        bound = np.minimum(1.0, NOISE * shared / coverage[:, None])
+        both = np.minimum(bound, bound.T)
+        first, second = np.nonzero(np.triu(both >= threshold, k=1))
+        pairs.update(zip(first.tolist(), second.tolist(), strict=True))
+    return sorted(pairs)
+
+
+def _same_own(answers: list[Answer]):
+    groups = {}
+    for index, answer_ in enumerate(answers):
+        if answer_.own:
+            groups.setdefault(answer_.own, []).append(index)
+    for members in groups.values():
+        yield from ((i, j) for n, i in enumerate(members) for j in members[n + 1:])
