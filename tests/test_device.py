@@ -143,6 +143,8 @@ def test_cpu_threads_is_restored_even_after_an_error():
 COURSE_UTILS = str(Path(course_utils.__file__).parent)
 # the functions that place their result on torch's default device (torch.set_default_device's list)
 DEFAULT_DEVICE_CONSTRUCTORS = _device_constructors()
+# given a tensor, these two keep its device (where torch.set_default_device would move it)
+CONVERSIONS = {torch.as_tensor, torch.asarray}
 
 
 class CreatedTensors(TorchFunctionMode):
@@ -164,8 +166,9 @@ class CreatedTensors(TorchFunctionMode):
         caller = sys._getframe(1).f_code
         if not caller.co_filename.startswith(COURSE_UTILS):
             return func(*args, **kwargs)
+        converts_a_tensor = func in CONVERSIONS and isinstance(args[0], torch.Tensor)
         if func in DEFAULT_DEVICE_CONSTRUCTORS and kwargs.get("device") is None:
-            kwargs["device"] = self.elsewhere
+            kwargs["device"] = args[0].device if converts_a_tensor else self.elsewhere
         result = func(*args, **kwargs)
         where = f"{Path(caller.co_filename).name}:{caller.co_name}: {func.__name__}"
         for value in tree_flatten(result)[0]:
