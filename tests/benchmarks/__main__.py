@@ -1,6 +1,9 @@
 """Print the benchmark table: ``python -m tests.benchmarks [name ...]`` (``make bench``).
 
-``COURSE_DEVICE=cuda`` runs the device-aware benchmarks on a GPU.
+The device-aware benchmarks (attention, MiniLM, GPT, linear attention) run on the CPU and,
+when there is one, on the GPU too (their rows there end in "[cuda]"; times are absolute,
+ratios are against PyTorch's own kernels on the same device). ``COURSE_DEVICE=cuda`` (or
+``cpu``) runs them on that device alone; the others run on ``get_device()``.
 """
 
 import importlib
@@ -9,12 +12,15 @@ import sys
 
 import torch
 
-from course_utils.device import get_device
 from tests import benchmarks
+from tests.benchmarks.timing import bench_devices
 
 
 def main(names: list[str]) -> None:
-    print(f"device: {get_device()}, torch threads: {torch.get_num_threads()}\n")
+    devices = bench_devices()
+    label = "device" if len(devices) == 1 else "devices"
+    listed = ", ".join(str(device) for device in devices)
+    print(f"{label}: {listed}, torch threads: {torch.get_num_threads()}\n")
     header = f"{'task':<44} {'implementation':<34} {'value':>12}  {'unit':<10} note"
     print(header)
     print("-" * len(header))

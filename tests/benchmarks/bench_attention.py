@@ -1,12 +1,12 @@
 """Attention: the step-by-step reference beside PyTorch's fused SDPA kernel, and
-``MultiHeadAttention`` beside ``nn.MultiheadAttention`` (forward and backward)."""
+``MultiHeadAttention`` beside ``nn.MultiheadAttention`` (forward and backward), on the CPU
+and on the GPU when there is one."""
 
 import torch
 import torch.nn.functional as F
 
 from course_utils.attention import MultiHeadAttention, attention
-from course_utils.device import get_device
-from tests.benchmarks.timing import Row, best_time
+from tests.benchmarks.timing import Row, best_time, on_each_device
 
 
 def causal_rows(device: torch.device) -> list[Row]:
@@ -56,5 +56,4 @@ def multi_head_rows(device: torch.device, batch=4, n=1024, embed_dim=512, heads=
 
 
 def run() -> list[Row]:
-    device = get_device()
-    return causal_rows(device) + multi_head_rows(device)
+    return on_each_device(lambda device: causal_rows(device) + multi_head_rows(device))

@@ -11,7 +11,9 @@ Peak memory is the largest total of the tensors alive during one call, as record
 ``torch.profiler`` (every allocation and free of the CPU allocator, inputs excluded, the
 output included). For scale: an explicit N × N score matrix for 4 heads would take
 16 N² bytes (1 GiB at N = 8192); on CPU the fused kernel never builds it (it works
-block by block), so its memory grows linearly too.
+block by block), so its memory grows linearly too. On a GPU (the same rows, "[cuda]", when
+there is one) the peak is what the CUDA allocator held on top of the inputs
+(``torch.cuda.max_memory_allocated``).
 
 On CPU every comparison runs with 1 and with 2 torch threads in turn
 (``LINEAR_ATTENTION_BENCH_THREADS``, default "1,2"): linear attention is a chain of small
@@ -28,10 +30,9 @@ import os
 import torch
 import torch.nn.functional as F
 
-from course_utils.device import get_device
 from course_utils.linear_attention import linear_attention
 from course_utils.measure import peak_memory
-from tests.benchmarks.timing import Row, best_times
+from tests.benchmarks.timing import Row, best_times, cuda_peak_memory, on_each_device
 
 SIZES = (512, 1024, 2048, 4096, 8192)
 HEADS, HEAD_SIZE = 4, 32
@@ -76,8 +77,9 @@ def compare(device, causal: bool) -> list[Row]:
         theirs.append(softmax_s)
         task = f"{short}, {HEADS} heads, d={HEAD_SIZE}, N={n}{threads}"
         note = f"{softmax_s / linear_s:.2f}x faster than SDPA"
-        if device.type == "cpu":
-            peaks = [peak_memory(function) / 2**20 for function in (linear, softmax)]
+        peak = {"cpu": peak_memory, "cuda": cuda_peak_memory}.get(device.type)
+        if peak is not None:
+            peaks = [peak(function) / 2**20 for function in (linear, softmax)]
             note += "; peak {:.1f} MiB vs {:.1f} MiB".format(*peaks)
         rows.append(Row(task, f"linear_attention ({kind})", linear_s * 1e3, "ms", note))
         rows.append(Row(task, "torch SDPA (fused softmax)", softmax_s * 1e3, "ms"))
@@ -90,8 +92,7 @@ def compare(device, causal: bool) -> list[Row]:
     return rows
 
 
-def run() -> list[Row]:
-    device = get_device()
+def rows_on(device: torch.device) -> list[Row]:
     if device.type != "cpu":
         return compare(device, causal=True) + compare(device, causal=False)
     default, rows = torch.get_num_threads(), []
@@ -102,3 +103,7 @@ def run() -> list[Row]:
         finally:
             torch.set_num_threads(default)
     return rows
+
+
+def run() -> list[Row]:
+    return on_each_device(rows_on)

@@ -1,9 +1,12 @@
 """Small timing helpers for the benchmarks (not for tests: tests never time)."""
 
+import os
 import time
 from dataclasses import dataclass
 
 import torch
+
+from course_utils.device import DEVICE_ENV, get_device
 
 
 @dataclass
@@ -45,3 +48,34 @@ def best_times(functions, device: torch.device | None = None, rounds: int = 10) 
     return best
 
 
+def bench_devices() -> list[torch.device]:
+    """The devices the device-aware benchmarks run on: the one ``COURSE_DEVICE`` names when
+    it is set; else the CPU and, when there is one, the accelerator ``get_device`` picks."""
+    if os.environ.get(DEVICE_ENV, "").strip():
+        return [get_device()]
+    cpu, best = torch.device("cpu"), get_device()
+    return [cpu] if best == cpu else [cpu, best]
+
+
+def on_each_device(rows_for) -> list[Row]:
+    """The rows of ``rows_for(device)`` for each of ``bench_devices()``, the task of each row
+    off the CPU marked with its device ("… [cuda]")."""
+    rows = []
+    for device in bench_devices():
+        for row in rows_for(device):
+            if device.type != "cpu":
+                row.task = f"{row.task} [{device.type}]"
+            rows.append(row)
+    return rows
+
+
+def cuda_peak_memory(function) -> int:
+    """The most bytes of CUDA memory that ``function()`` had allocated at once, on top of
+    what was allocated before it (its inputs): the GPU's counterpart of
+    ``course_utils.measure.peak_memory``."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    function()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - before
