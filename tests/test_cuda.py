@@ -22,7 +22,7 @@ from sklearn.kernel_approximation import RBFSampler
 
 from course_utils.attention import MultiHeadAttention
 from course_utils.device import get_device
-from course_utils.gpt import GPTConfig, TinyGPT, train_language_model
+from course_utils.gpt import GPTConfig, TinyGPT, generate, random_batch, train_language_model
 from course_utils.linear_attention import (
     FMM_FEATURE_MAPS,
     banded_attention,
@@ -184,6 +184,9 @@ def test_blocks_on_cuda_equal_pytorchs_layers_there():
     torch.manual_seed(1)
     encoder = torch.nn.TransformerEncoderLayer(32, 4, 64, 0.0, "gelu", batch_first=True)
     decoder = torch.nn.TransformerDecoderLayer(32, 4, 64, 0.0, batch_first=True)
+    with torch.no_grad():  # give every parameter a non-default value (biases start at 0)
+        for p in [*encoder.parameters(), *decoder.parameters()]:
+            p.add_(torch.randn_like(p) * 0.3)
     ours_encoder = TransformerBlock(32, 4, 64, 0.0, "gelu")
     ours_decoder = DecoderBlock(32, 4, 64, 0.0)
     ours_encoder.load_state_dict(encoder.state_dict())
@@ -198,6 +201,19 @@ def test_blocks_on_cuda_equal_pytorchs_layers_there():
     torch.testing.assert_close(
         ours_decoder(x, memory), decoder(x, memory, tgt_mask=future), atol=1e-5, rtol=1e-5
     )
+
+
+def test_gpt_windows_are_the_cpus_and_generation_repeats_with_a_cuda_generator():
+    ids = torch.randint(40, (300,), generator=torch.Generator().manual_seed(0))
+    windows = [random_batch(x, 16, 8, torch.Generator().manual_seed(1)) for x in (ids, ids.cuda())]
+    assert windows[1].device.type == "cuda"
+    assert torch.equal(windows[1].cpu(), windows[0])
+    torch.manual_seed(2)
+    model = TinyGPT(GPTConfig(vocab_size=40, block_size=16, d_model=32)).to(CUDA)
+    runs = [generate(model, ids[:5].cuda(), 20, generator=torch.Generator(CUDA).manual_seed(3))
+            for _ in range(2)]  # fmt: skip
+    assert runs[0].device.type == "cuda" and runs[0].shape == (25,)
+    assert torch.equal(runs[0], runs[1])
 
 
 def test_minilm_on_cuda_gives_the_cpus_and_berts_hidden_states(oracle):
