@@ -11,6 +11,10 @@ The course root is this folder (grading/). The instructor source lives in
 
 import os
 
+import nbgrader
+
+import grader
+
 c = get_config()  # noqa: F821  (provided by nbgrader when it loads this file)
 
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
@@ -61,4 +65,14 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "grader.feedback.HideTestCode",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+
+# Feedback pages readable by everyone (WCAG 2.1 AA; figures keep their cells' "alt" text):
+# the course's page, grader/templates/feedback/course_feedback.html.j2, extends nbgrader's
+# template "feedback" (which Formgrader's "Generate Feedback" button asks for by name).
+c.HTMLExporter.template_file = "course_feedback.html.j2"
+c.HTMLExporter.extra_template_basedirs = [
+    os.path.join(os.path.dirname(grader.__file__), "templates"),
+    os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader",
+                 "templates"),
 ]
