@@ -148,13 +148,12 @@ CONVERSIONS = {torch.as_tensor, torch.asarray}
 
 
 class CreatedTensors(TorchFunctionMode):
-    """Inside ``with CreatedTensors() as created:``, the torch calls written in course_utils
-    that would use the default device use ``elsewhere`` instead, and ``created`` lists
-    ``(function, device, dtype)`` for every tensor such a call returns."""
+    """Inside ``with CreatedTensors() as probe:``, the torch calls written in course_utils
+    that would use the default device use the meta device instead, and ``probe.created``
+    lists ``(where, device, dtype)`` for every tensor such a call returns."""
 
-    def __init__(self, elsewhere: str = "meta"):
+    def __init__(self):
         super().__init__()
-        self.elsewhere = elsewhere
         self.created: list[tuple[str, torch.device, torch.dtype]] = []
 
     def __enter__(self):
@@ -168,7 +167,7 @@ class CreatedTensors(TorchFunctionMode):
             return func(*args, **kwargs)
         converts_a_tensor = func in CONVERSIONS and isinstance(args[0], torch.Tensor)
         if func in DEFAULT_DEVICE_CONSTRUCTORS and kwargs.get("device") is None:
-            kwargs["device"] = args[0].device if converts_a_tensor else self.elsewhere
+            kwargs["device"] = args[0].device if converts_a_tensor else "meta"
         result = func(*args, **kwargs)
         where = f"{Path(caller.co_filename).name}:{caller.co_name}: {func.__name__}"
         for value in tree_flatten(result)[0]:
