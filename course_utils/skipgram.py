@@ -275,7 +275,7 @@ def keep_probability(counts, sample: float = 1e-3) -> torch.Tensor:
         raise ValueError(f"sample must be >= 0; got {sample}")
     counts = _counts_tensor(counts)
     if sample == 0:
-        return torch.ones(counts.shape, dtype=torch.float32)
+        return torch.ones(counts.shape, dtype=torch.float32, device=counts.device)
     share = counts / counts.sum()
     return ((torch.sqrt(share / sample) + 1) * sample / share).clamp(max=1.0).float()
 
@@ -357,7 +357,7 @@ def noise_table(counts, power: float = 0.75, size: int = 10**6) -> torch.Tensor:
     """
     noise = noise_distribution(counts, power).double()
     repeats = (noise * positive_int("size", size)).round().long().clamp(min=1)
-    return torch.repeat_interleave(torch.arange(noise.numel()), repeats)
+    return torch.repeat_interleave(torch.arange(noise.numel(), device=noise.device), repeats)
 
 
 @dataclass

@@ -42,6 +42,7 @@ from course_utils.linear_attention import (
 from course_utils.minilm import MiniLMConfig, MiniLMEncoder
 from course_utils.quick import is_quick, quick_or_full
 from course_utils.random_features import PositiveRandomFeatures, RandomFourierFeatures
+from course_utils.skipgram import keep_probability, noise_table
 from course_utils.transformer import (
     DecoderBlock,
     TransformerBlock,
@@ -305,6 +306,15 @@ def random_feature_maps(device, dtype):
     return lambda: (fourier.transform(x), positive.transform(x))
 
 
+def skipgram_tables(device, dtype):
+    counts = torch.tensor([5.0, 3.0, 1.0], dtype=dtype, device=device)
+    return lambda: (
+        keep_probability(counts, 0),
+        keep_probability(counts),
+        noise_table(counts, size=10),
+    )
+
+
 CASES = [attention_functions, multi_head_attention, transformer_pieces, blocks, banded, minilm,
          gpt, linear_attention_forms, random_feature_maps]  # fmt: skip
 # the helpers that need no value of their inputs (no check on the values, no .item())
@@ -320,6 +330,11 @@ def test_helpers_create_their_tensors_on_the_inputs_device_and_dtype(case):
 @pytest.mark.parametrize("case", RUN_ON_META, ids=lambda case: case.__name__)
 def test_helpers_on_meta_inputs_create_nothing_elsewhere(case):
     assert strays(case("meta", torch.float32), "meta") == []  # float64 steps are intended
+
+
+def test_skipgram_tables_stay_on_the_counts_device():
+    """Subsampling and the noise table (float32 and int64 by design: no dtype check)."""
+    assert strays(skipgram_tables("cpu", torch.float64), "cpu") == []
 
 
 def test_the_probe_catches_a_helper_that_creates_a_tensor_without_device():
