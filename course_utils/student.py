@@ -11,6 +11,8 @@ own, so that two students' right answers differ and a copied number scores 0.
 * :class:`OwnNumbers` draws small integers from a student's id: SHAKE-256 of the id and of
   what the numbers are for, read a byte at a time, so every machine and every Python
   version draws the same (Python's ``hash()`` and ``random`` promise neither).
+* :func:`own_seed` seeds a generator of random inputs from the student's id (hidden tests
+  of function exercises: an output leaked from one student's grading fits no one else's).
 """
 
 import hashlib
@@ -18,7 +20,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["STUDENT_VARIABLES", "OwnNumbers", "student_id"]
+__all__ = ["STUDENT_VARIABLES", "OwnNumbers", "own_seed", "student_id"]
 
 # Where the id comes from, the first set one wins.
 STUDENT_VARIABLES = ("COURSE_STUDENT", "JUPYTERHUB_USER")
@@ -86,3 +88,10 @@ class OwnNumbers:
     def integers(self, count: int, low: int, high: int) -> list[int]:
         """``count`` whole numbers from ``low`` to ``high``."""
         return [self.integer(low, high) for _ in range(count)]
+
+
+def own_seed(purpose: str) -> int:
+    """A seed (0 to 2**63 - 1) for ``torch.Generator().manual_seed``, drawn from the id of
+    the student whose work this kernel runs (:func:`student_id`) and ``purpose``."""
+    draw = OwnNumbers(purpose, student_id())
+    return int.from_bytes(bytes(draw.integers(8, 0, 255)), "big") >> 1

@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-import math
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import pytest
 
 from course_utils.by_hand import WORKED_EXAMPLE, sentence_of
 from course_utils.student import OwnNumbers, student_id
+from tests.grading_cases.alpha3_by_hand import by_hand_answers
 
 
 def run_python(code: str, **environment: str) -> str:
@@ -27,17 +27,6 @@ def run_python(code: str, **environment: str) -> str:
 def dot_products(sentence) -> list[int]:
     """q₃ · k_j for j = 1, 2, 3."""
     return [sum(q * k for q, k in zip(sentence.q_3, key, strict=True)) for key in sentence.keys]
-
-
-def by_hand_answers(sentence) -> dict[str, list[float]]:
-    """The three answers worked as a student would, in plain arithmetic: the scores to 2
-    decimals, α₃ to 3 from them, a₃ to 2 from those."""
-    scores = [round(dot / math.sqrt(4), 2) for dot in dot_products(sentence)]
-    exponentials = [math.exp(score) for score in scores]
-    alpha = [round(e / sum(exponentials), 3) for e in exponentials]
-    output = [round(sum(a * value[i] for a, value in zip(alpha, sentence.values, strict=True)), 2)
-              for i in range(4)]
-    return {"scores_3_by_hand": scores, "alpha_3_by_hand": alpha, "a_3_by_hand": output}
 
 
 @pytest.mark.parametrize("environment, expected", [
@@ -73,6 +62,14 @@ def test_own_numbers_do_not_depend_on_pythons_hash_seed():
     code = ("from course_utils.by_hand import sentence_of\n"
             "print(sentence_of('ada'), sentence_of(None))")
     assert run_python(code, PYTHONHASHSEED="1") == run_python(code, PYTHONHASHSEED="2")
+
+
+def test_a_hidden_tests_seed_is_the_first_63_bits_of_the_students_stream():
+    code = "from course_utils.student import own_seed\nprint(own_seed('04 scores'))"
+    for student, key in (("ada", b"ada"), ("bob", b"bob"), (None, b"\0demonstration")):
+        stream = hashlib.shake_256(b"04 scores\n" + key).digest(8)
+        environment = {"COURSE_STUDENT": student} if student else {}
+        assert int(run_python(code, **environment)) == int.from_bytes(stream, "big") >> 1
 
 
 def test_own_numbers_refuse_a_range_they_cannot_draw_evenly():

@@ -1,7 +1,10 @@
+import math
+import re
 from pathlib import Path
 
 import nbformat
 
+from course_utils.by_hand import OwnSentence, sentence_of
 from tests.grading_cases import Cheat
 
 ASSIGNMENT = "04_alpha3_by_hand"
@@ -17,9 +20,37 @@ def filled_skeleton(grade_id: str, values: str) -> str:
     release = nbformat.read(RELEASE, as_version=4)
     cell = next(c for c in release.cells
                 if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
-    skeleton = f"{grade_id} = [..., ..., ...]"
-    assert skeleton in cell.source, f"the release of {grade_id} lost its skeleton line"
-    return cell.source.replace(skeleton, f"{grade_id} = [{values}]")
+    skeleton = re.compile(rf"^{grade_id} = \[\.\.\.(, \.\.\.)*\]", re.M)
+    assert skeleton.search(cell.source), f"the release of {grade_id} lost its skeleton line"
+    return skeleton.sub(f"{grade_id} = [{values}]", cell.source)
+
+
+# --- numbers worked by hand: each student's own sentence (course_utils.by_hand) ----------
+
+def by_hand_answers(sentence: OwnSentence, scale: float = 1 / math.sqrt(4),
+                    weighted: str = "values") -> dict[str, list[float]]:
+    """The by-hand answers of ``sentence``, worked as a student would in plain arithmetic:
+    the scores to 2 decimals, α₃ to 3 from them, a₃ to 2 from those. A wrong ``scale``
+    (1: √d_k forgotten) or ``weighted="keys"`` gives a typical mistake's."""
+    dots = [sum(q * k for q, k in zip(sentence.q_3, key, strict=True)) for key in sentence.keys]
+    scores = [round(dot * scale, 2) for dot in dots]
+    exponentials = [math.exp(score) for score in scores]
+    alpha = [round(e / sum(exponentials), 3) for e in exponentials]
+    mixed = getattr(sentence, weighted)
+    output = [round(sum(a * vector[i] for a, vector in zip(alpha, mixed, strict=True)), 2)
+              for i in range(len(mixed[0]))]
+    return {"scores_3_by_hand": scores, "alpha_3_by_hand": alpha, "a_3_by_hand": output}
+
+
+def written(numbers: dict[str, list[float]], *grade_ids: str) -> dict[str, str]:
+    """Answer cells that assign ``numbers`` as literals: {grade_id: code}."""
+    return {grade_id: f"{grade_id} = {numbers[grade_id]!r}" for grade_id in grade_ids}
+
+
+BY_HAND = ("scores_3_by_hand", "alpha_3_by_hand", "a_3_by_hand")
+# The solution's student hands in numbers right for their own sentence, computed from the
+# id the kernel sees; this is what a classmate would copy from them.
+COPIED = by_hand_answers(sentence_of("solution"))
 
 
 # --- wrong answers: each loses its own test cell's points, and no others -------------
@@ -96,8 +127,7 @@ def causal_attention(X, W_Q, W_K, W_V):
 WRONG = {
     "forgets_sqrt_dk": {
         "scores": NO_SQRT,
-        "scores_3_by_hand": "scores_3_by_hand = [-1.0, -4.0, 2.0]",
-        "alpha_3_by_hand": "alpha_3_by_hand = [0.047, 0.002, 0.950]",
+        **written(by_hand_answers(sentence_of("forgets_sqrt_dk"), scale=1.0), *BY_HAND),
         "causal_attention": causal_attention_with(scale=""),
     },
     "hard_codes_two": {
@@ -114,15 +144,19 @@ WRONG = {
         "causal_attention": causal_attention_with(dim="0"),
     },
     "half_filled_zero_based_swapped": {
-        "scores_3_by_hand": filled_skeleton("scores_3_by_hand", "-0.5, -2.0, ..."),
+        "scores_3_by_hand": filled_skeleton("scores_3_by_hand", "{}, {}, ...".format(
+            *by_hand_answers(sentence_of("half_filled_zero_based_swapped"))["scores_3_by_hand"][:2])),
         "alpha_3_by_hand": "alpha_3_by_hand = [0.2, 0.0, 0.8]",
         "impossible_entries": "impossible_entries = {(0, 1), (0, 2), (1, 2)}",
         "causal_attention": causal_attention_with(returned="alpha, out"),
     },
     "keys_not_values": {
+        **written(by_hand_answers(sentence_of("keys_not_values"), weighted="keys"), "a_3_by_hand"),
         "causal_softmax": NOT_RENORMALISED,
         "causal_attention": causal_attention_with(output="alpha @ K"),
     },
+    # right numbers, of another student's sentence: each scores 0
+    "copies_the_numbers_of_solution": written(COPIED, *BY_HAND),
     "calls_the_library": {
         "scores": TWIN_SCORES,
         "causal_softmax": TWIN_CAUSAL_SOFTMAX,
@@ -195,21 +229,26 @@ def causal_attention(X, W_Q, W_K, W_V):
     return [alpha @ V, alpha]                # a list (a, alpha) is a pair too
 """
 
+ARRAYS_AND_LISTS = by_hand_answers(sentence_of("arrays_and_lists"))
+
 CORRECT = {
     "numpy_minus_1e9_loops": {
         "scores": NUMPY_SCORES,
         "causal_softmax": STABLE_SOFTMAX_MINUS_1E9,
         "causal_attention": LOOP_FLOAT64_ATTENTION,
-        "scores_3_by_hand": filled_skeleton("scores_3_by_hand", "-0.5, -2, 1"),
-        "alpha_3_by_hand": filled_skeleton("alpha_3_by_hand", "0.176, 0.039, 0.786"),
+        **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
+           for grade_id, numbers in by_hand_answers(sentence_of("numpy_minus_1e9_loops")).items()},
         "impossible_entries": "impossible_entries = [(1, 2), (1, 3), (2, 3)]",
     },
     "arrays_and_lists": {
         "scores": TORCH_FROM_NUMPY_SCORES,
         "causal_softmax": LOOP_SOFTMAX,
         "causal_attention": NUMPY_ATTENTION,
-        "scores_3_by_hand": "import numpy as np\nscores_3_by_hand = np.array([-0.5, -2.0, 1.0])",
-        "alpha_3_by_hand": "alpha_3_by_hand = (0.1753, 0.0391, 0.7856)",
+        "scores_3_by_hand": "import numpy as np\nscores_3_by_hand = np.array({})".format(
+            ARRAYS_AND_LISTS["scores_3_by_hand"]),
+        "alpha_3_by_hand": f"alpha_3_by_hand = {tuple(ARRAYS_AND_LISTS['alpha_3_by_hand'])}",
+        "a_3_by_hand": "import numpy as np\na_3_by_hand = np.array({}, dtype=np.float32)".format(
+            ARRAYS_AND_LISTS["a_3_by_hand"]),
         "impossible_entries": "impossible_entries = [[2, 3], [1, 3], [1, 2], [1, 2]]",
     },
 }
@@ -262,6 +301,12 @@ class Whatever:
 
 scores_3_by_hand = Whatever()
 """, zero=True, flagged=True),
+    },
+    # another student's id claimed, then that student's numbers: the kernel's id is the one
+    # it was started with
+    "claims_another_id": {
+        grade_id: Cheat(f"import os\nos.environ['COURSE_STUDENT'] = 'solution'\n{code}")
+        for grade_id, code in written(COPIED, *BY_HAND).items()
     },
     # the IPython shell's traceback silenced, then a wrong answer: the test must not pass
     "hides_its_failures": {
