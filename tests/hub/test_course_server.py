@@ -9,7 +9,7 @@ fetch it; ada submits a blank copy, then the right answers; bob submits a typica
 (the scale hard-coded as 2); the instructor moves the due date to now; carol submits her
 blank copy after it. The instructor collects, autogrades, writes feedback and grades; each
 student fetches their feedback. The roster lists ada, bob and dan (who never submits),
-not carol.
+not carol. ada's numbers worked by hand pass Validate in her server and fail in bob's.
 """
 
 import html
@@ -28,11 +28,12 @@ import nbformat
 import pytest
 import requests
 
+from course_utils.by_hand import sentence_of
 from grader import grades
 from grader.autograde import autograde
 from grader.course import Course
 from tests.conftest import REPO
-from tests.grading_cases.alpha3_by_hand import WRONG
+from tests.grading_cases.alpha3_by_hand import WRONG, by_hand_answers, written
 from tests.hub.hub_client import Hub, UserServer
 from tests.hub.hub_server import running_hub
 from tests.nbgrader_course import make_course, solution_cells
@@ -269,6 +270,37 @@ def test_formgrader_is_the_instructors_alone(term):
         page = server.ok("GET", "lab").text
         config = re.search(r'id="jupyter-config-data"[^>]*>(.*?)</script>', page, re.S)[1]
         assert "@jupyter/nbgrader:formgrader" in config and "disabledExtensions" in config
+
+
+def validate(server: UserServer, answers: dict[str, str]) -> dict:
+    """nbgrader's Validate (the toolbar's button) in ``server``, on a notebook of the fetched
+    release's imports and by-hand exercises with ``answers`` typed in: what failed."""
+    release = server.read_notebook(NOTEBOOK)
+    grade_ids = {cell["metadata"].get("nbgrader", {}).get("grade_id"): cell
+                 for cell in release["cells"]}
+    imports = next(c for c in release["cells"] if "from course_utils import checks" in
+                   "".join(c["source"]))
+    cells = [imports]
+    for grade_id, source in answers.items():
+        cells += [{**grade_ids[grade_id], "source": source}, grade_ids[f"test_{grade_id}"]]
+    server.save_notebook("by_hand.ipynb", {**release, "cells": cells})
+    verdict = server.ok("POST", "assignments/validate", json={"path": "by_hand.ipynb"}).json()
+    assert verdict["success"], verdict["value"]
+    return verdict["value"]
+
+
+def test_each_student_works_numbers_of_their_own_and_validate_knows_whose(term):
+    """Validate in a student's server checks the by-hand numbers against that student's own
+    sentence (the id is the server's JUPYTERHUB_USER): ada's right numbers pass in her
+    server and fail in bob's, whose numbers differ."""
+    ada, bob = (by_hand_answers(sentence_of(name)) for name in ("ada", "bob"))
+    assert all(ada[grade_id] != bob[grade_id] for grade_id in ada)
+    adas = written(ada, *ada)
+    assert validate(term.servers["ada"], adas) == {}
+    failed = validate(term.servers["bob"], adas)["failed"]
+    assert len(failed) == len(adas), failed
+    for cell in failed:
+        assert "_by_hand is not right" in cell["raw_error"], cell
 
 
 def log_in(term: Term, name: str, password: str) -> int:
