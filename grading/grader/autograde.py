@@ -99,26 +99,33 @@ def autograde(
         outcomes = state.load(course)
         jobs = []
         for assignment in assignments or course.assignments():
-            jobs += _plan(course, assignment, workers, regrade, limits, outcomes, summary)
+            jobs += plan(course, assignment, workers, regrade, limits, outcomes, summary)
         state.save(course, outcomes)
         for result in runner.run(jobs, workers, scheduler, progress=progress):
-            outcome = outcomes[result.name]
-            if result.graded:
-                gradebook.record(course, result)
-                summary.graded.append(result.name)
-                outcome.reason = "; ".join(filter(None, [outcome.reason, incidents(result)]))
-            else:
-                gradebook.forget(course, result.assignment, result.student)
-                summary.not_graded[result.name] = result.reason
-                outcome.reason = "; ".join(filter(None, [outcome.reason, result.reason]))
-            outcome.status = "graded" if result.graded else "not graded"
+            settle(course, result, outcomes[result.name], summary)
             state.save(course, outcomes)
     return summary
 
 
-def _plan(course, assignment, workers, regrade, limits, outcomes, summary) -> list[Job]:
-    """Check each submission of ``assignment``; the jobs of those to grade."""
-    students = course.submissions(assignment)
+def settle(course: Course, result: Result, outcome: state.Outcome, summary: Summary) -> None:
+    """Record ``result`` in the gradebook (or forget a submission that could not be
+    graded) and in its ``outcome``; the caller holds the course's lock."""
+    if result.graded:
+        gradebook.record(course, result)
+        summary.graded.append(result.name)
+        outcome.reason = "; ".join(filter(None, [outcome.reason, incidents(result)]))
+    else:
+        gradebook.forget(course, result.assignment, result.student)
+        summary.not_graded[result.name] = result.reason
+        outcome.reason = "; ".join(filter(None, [outcome.reason, result.reason]))
+    outcome.status = "graded" if result.graded else "not graded"
+
+
+def plan(course, assignment, workers, regrade, limits, outcomes, summary,
+         students: list[str] | None = None) -> list[Job]:
+    """Check each submission of ``assignment`` (of ``students`` only, if given); the jobs
+    of those to grade. ``outcomes`` gets the new outcome of each new or changed one."""
+    students = [s for s in course.submissions(assignment) if students is None or s in students]
     if not students:
         return []
     if not gradebook.knows(course, assignment):
