@@ -4,6 +4,7 @@ import dataclasses
 import threading
 
 import pytest
+from nbgrader.api import Gradebook
 
 from grader import autograde as autograde_module
 from grader import sandbox
@@ -50,6 +51,15 @@ def test_without_the_sandbox_the_kernel_is_only_capped(tmp_path):
     assert argv[:2] == ["prlimit", f"--as={4 * 1024**3}"] and "bwrap" not in argv
 
 
+# Right only in a kernel that knows it runs ada's work (course_utils.student).
+ADAS_OWN = """
+from course_utils.student import student_id
+
+def double(x):
+    return 2 * x if student_id() == "ada" else x
+"""
+
+
 @pytest.mark.notebook
 def test_grading_without_bubblewrap_still_runs_and_says_what_is_not_protected(
         tmp_path, monkeypatch):
@@ -60,10 +70,13 @@ def test_grading_without_bubblewrap_still_runs_and_says_what_is_not_protected(
         assert reason.startswith("NOT SANDBOXED") and "apt-get install bubblewrap" in reason
         monkeypatch.setattr(autograde_module, "unavailable", sandbox.unavailable)
         course = make_tiny_course(tmp_path)
-        hand_in(course, "ada", {f"{ASSIGNMENT}.ipynb": answered(course, {})})
+        hand_in(course, "ada", {f"{ASSIGNMENT}.ipynb": answered(course, {"double": ADAS_OWN})})
         told = []
         summary = autograde(course, limits=LIMITS, progress=False, tell=told.append)
         assert told == [reason] and summary.graded == [f"ada/{ASSIGNMENT}"]
+        with Gradebook(course.gradebook_url) as book:  # the kernel knew it grades ada's work
+            notebook = book.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "ada")
+            assert {grade.name: grade.score for grade in notebook.grades}["test_double"] == 2
     finally:
         sandbox.unavailable.cache_clear()
 
