@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader import exchange, grades, steps
+from grader import exchange, grades, selfcheck, steps
 from grader.autograde import autograde
 from grader.course import Course
 from grader.sandbox import GIB, Limits
@@ -65,6 +65,9 @@ def main(argv=None) -> int:
     except exchange.ExchangeUnavailable as error:
         print(error, file=sys.stderr)
         return 2
+    except selfcheck.BrokenEnvironment as error:  # before anyone was graded
+        print(f"autograde STOPPED: {error}", file=sys.stderr)
+        return 3
 
 
 def run(args, course: Course) -> int:

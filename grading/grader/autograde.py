@@ -9,7 +9,10 @@ cells that tamper with the tests or import a library twin, skip what was graded 
 unchanged, grade the rest with nbgrader in the sandbox (:mod:`grader.worker`, through
 :mod:`grader.runner`), and record each result in the gradebook as it arrives. A lock
 keeps two runs from writing the gradebook at once. Every submission ends ``graded`` (the
-cells that could not run score 0) or ``not graded`` with a reason.
+cells that could not run score 0) or ``not graded`` with a reason. Before all that, the
+instructor's solution of each assignment with submissions is graded in the same worker
+(:mod:`grader.selfcheck`, once per environment): if it loses points, the run stops with
+:class:`~grader.selfcheck.BrokenEnvironment` and grades nobody.
 """
 
 import tempfile
@@ -20,7 +23,7 @@ from pathlib import Path
 import nbformat
 from filelock import FileLock
 
-from grader import execute, gradebook, runner, state, steps
+from grader import execute, gradebook, runner, selfcheck, state, steps
 from grader.course import Course
 from grader.machine import default_workers
 from grader.sandbox import Limits, unavailable
@@ -87,15 +90,21 @@ def autograde(
     limits: Limits | None = None,
     progress: bool = True,
     tell: Callable[[str], None] = print,
+    check_environment: bool = True,
 ) -> Summary:
     """Grade every new or changed submission (all of them if ``regrade``); ``tell`` hears
-    what the TA should know (no sandbox, a notebook saved under another name) at once."""
+    what the TA should know (no sandbox, a notebook saved under another name) at once.
+    Raises :class:`~grader.selfcheck.BrokenEnvironment`, having graded nobody, when the
+    instructor's solution loses points here (unless not ``check_environment``)."""
     workers = workers or default_workers()
     limits = limits or Limits()
     summary = Summary(tell=tell)
     if limits.sandbox and unavailable():
         summary.note(unavailable())
     with lock(course):
+        if check_environment:
+            selfcheck.verify(course, [a for a in assignments or course.assignments()
+                                      if course.submissions(a)], limits, workers, scheduler)
         outcomes = state.load(course)
         jobs = []
         for assignment in assignments or course.assignments():

@@ -22,6 +22,9 @@ from grader.sandbox import Limits, kernel_argv, make_home, write_kernelspec
 
 # What a Result keeps of nbgrader's log when a submission could not be graded.
 LOG_TAIL = 3000
+# What a Result keeps of it for the self-check (grader.selfcheck): the kernel's own words
+# come before nbgrader's traceback.
+KEPT_LOG = 30_000
 
 
 @dataclass
@@ -62,6 +65,7 @@ class Result:
     comments: dict[str, dict[str, str | None]] = field(default_factory=dict)
     timestamp: str | None = None  # the submission's timestamp.txt, as nbgrader read it
     seconds: float = 0.0
+    log: str = ""  # the tail of nbgrader's log, when it produced no notebook
 
     @property
     def name(self) -> str:
@@ -116,7 +120,8 @@ def _grade_in(scratch: Path, job: Job) -> Result:
                       reason=f"the notebook ran over its {job.limits.notebook_timeout} s limit")
     notebooks = {path.name: path.read_text() for path in sorted(workdir.glob("*.ipynb"))}
     if not notebooks:
-        return Result(job.assignment, job.student, graded=False, reason=_failure(log))
+        return Result(job.assignment, job.student, graded=False, reason=_failure(log),
+                      log=log[-KEPT_LOG:])
     return _read_scores(course / "gradebook.db", job, notebooks)
 
 

