@@ -22,14 +22,26 @@ cells first, most similar first.
 
 import csv
 import sys
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import nbformat
 
 from grader import similarity_baseline
 from grader.course import Course
-from grader.similarity_fingerprint import CODE, MARKDOWN, answer, boilerplate, candidates, compare
+from grader.machine import default_workers
+from grader.similarity_fingerprint import (
+    CODE,
+    MARKDOWN,
+    Answer,
+    answer,
+    boilerplate,
+    candidates,
+    compare,
+    matching_spans,
+)
 from grader.submissions import inspect
 
 THRESHOLD = 0.8
@@ -49,10 +61,31 @@ class Match:
     student_b: str
     similarity: float
     note: str  # why the cell may have one natural answer; "" when nothing says so
-    text_a: str  # the answers as compared (written answers with whitespace collapsed)
-    text_b: str
-    spans_a: tuple[tuple[int, int], ...]  # the matching parts: (start, end) offsets
-    spans_b: tuple[tuple[int, int], ...]
+    answer_a: Answer = field(repr=False, compare=False)
+    answer_b: Answer = field(repr=False, compare=False)
+
+    @property
+    def text_a(self) -> str:
+        """Student a's answer as compared (a written one with whitespace collapsed)."""
+        return self.answer_a.shown
+
+    @property
+    def text_b(self) -> str:
+        return self.answer_b.shown
+
+    @cached_property
+    def spans(self) -> tuple[list, list]:
+        """The matching parts of text_a and text_b, (start, end) offsets (computed when
+        first asked for: the report shows a few pairs, the CSV needs none)."""
+        return matching_spans(self.answer_a, self.answer_b)
+
+    @property
+    def spans_a(self) -> list[tuple[int, int]]:
+        return self.spans[0]
+
+    @property
+    def spans_b(self) -> list[tuple[int, int]]:
+        return self.spans[1]
 
     def row(self) -> list:
         return [self.assignment, self.cell, self.student_a, self.student_b,
@@ -113,17 +146,18 @@ def class_answers(course: Course, assignment: str) -> tuple[dict[str, dict], lis
 
 
 def cell_matches(texts: dict[str, str], kind: str, released: str, given,
-                 threshold: float) -> list[tuple[str, str, float, object, object, list, list]]:
+                 threshold: float) -> list[tuple[str, str, float, Answer, Answer]]:
     """Every pair of ``texts`` ({student: answer}) of one cell reaching ``threshold``:
-    (student_a, student_b, similarity, answer a, answer b, spans of a, spans of b)."""
+    (student_a, student_b, similarity, answer a, answer b). Alike texts (blank answers,
+    often) are fingerprinted once."""
     students = sorted(texts)
-    answers = [answer(texts[student], kind, released, given) for student in students]
+    prepared = {text: answer(text, kind, released, given) for text in set(texts.values())}
+    answers = [prepared[texts[student]] for student in students]
     found = []
     for i, j in candidates(answers, threshold):
-        similarity, spans_a, spans_b = compare(answers[i], answers[j])
+        similarity = compare(answers[i], answers[j])
         if similarity >= threshold:
-            found.append((students[i], students[j], similarity, answers[i], answers[j],
-                          spans_a, spans_b))
+            found.append((students[i], students[j], similarity, answers[i], answers[j]))
     return found
 
 
@@ -154,9 +188,7 @@ def assignment_matches(course: Course, assignment: str, threshold: float) -> lis
         found = cell_matches(texts, kind, released, release.given[kind], threshold)
         note = "; ".join(filter(None, [_baseline_note(baselines.get(grade_id)),
                                        _class_note(found, len(texts))]))
-        matches += [Match(assignment, grade_id, a, b, similarity, note, answer_a.shown,
-                          answer_b.shown, tuple(spans_a), tuple(spans_b))
-                    for a, b, similarity, answer_a, answer_b, spans_a, spans_b in found]
+        matches += [Match(assignment, grade_id, *pair[:3], note, *pair[3:]) for pair in found]
     return matches
 
 
@@ -166,15 +198,26 @@ def ranked(matches: list[Match]) -> list[Match]:
                                           m.student_a, m.student_b))
 
 
+def _matches_at(root: Path, assignment: str, threshold: float) -> list[Match]:
+    """:func:`assignment_matches` in a worker process (a Course is rebuilt from its root)."""
+    return assignment_matches(Course(root), assignment, threshold)
+
+
 def similar_answers(course: Course, assignments: list[str] | None = None,
-                    threshold: float = THRESHOLD) -> list[Match]:
+                    threshold: float = THRESHOLD, workers: int = 0) -> list[Match]:
     """Every pair of submissions, per assignment and answer cell, whose answers reach
-    ``threshold``, ranked (:func:`ranked`)."""
+    ``threshold``, ranked (:func:`ranked`). The assignments are compared side by side in
+    ``workers`` processes (default: one per core; 1: in this one)."""
     threshold = check_threshold(threshold)
-    matches = []
-    for assignment in assignments or course.assignments():
-        matches += assignment_matches(course, assignment, threshold)
-    return ranked(matches)
+    assignments = assignments or course.assignments()
+    workers = min(workers or default_workers(), len(assignments))
+    if workers <= 1:
+        found = [assignment_matches(course, a, threshold) for a in assignments]
+    else:
+        with ProcessPoolExecutor(workers) as pool:
+            found = list(pool.map(_matches_at, [course.root] * len(assignments), assignments,
+                                  [threshold] * len(assignments)))
+    return ranked([match for matches in found for match in matches])
 
 
 def write_csv(matches: list[Match], path: Path) -> Path:

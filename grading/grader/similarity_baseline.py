@@ -34,7 +34,7 @@ def load() -> dict[str, dict[str, float]]:
 def highest(texts: list[str], kind: str, released: str, given) -> float:
     """The highest similarity of two of ``texts``, answers of one cell (0 for fewer than 2)."""
     answers = [answer(text, kind, released, given) for text in texts]
-    return max((compare(a, b)[0] for a, b in combinations(answers, 2)), default=0.0)
+    return max((compare(a, b) for a, b in combinations(answers, 2)), default=0.0)
 
 
 def measure(course, independent: dict[str, list[dict[str, str]]]) -> dict[str, dict[str, float]]:

@@ -15,8 +15,9 @@ other's. Fingerprints are order-free, so re-ordered helper functions still match
 
 Short value answers (``alpha3 = 0.42``) are too short for k-grams: an answer's *own tokens*
 (its lines that are not the release's, without comments and whitespace, names and
-values as written) are compared exactly as well, when they hold a number or a string:
-two identical ones score 1. Two blank answers have no own tokens and never match.
+values as written) are compared exactly as well, when they are short (``SHORT``) and hold a
+number or a string: two identical ones score 1. Two blank answers have no own tokens and
+never match. (Longer identical answers are found by their fingerprints.)
 
 Hashes are Python's ``hash`` of strings, which differs between processes: compare only
 fingerprints made in one process.
@@ -28,12 +29,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from copydetect import CodeFingerprint, compare_files
+from copydetect.utils import get_copied_slices
 from pygments.lexers import PythonLexer
 from pygments.token import Comment, Literal, Text
 from scipy import sparse
 
 NOISE = 25  # copydetect's default noise threshold k, in characters of normalised text
 WINDOW = 1  # copydetect's default: guarantee threshold 25 = k, so every k-gram is kept
+SHORT = 120  # own lines up to this many characters are also compared exactly
 CODE, MARKDOWN = "code", "markdown"
 WHITESPACE = re.compile(r"\s+")
 LEXER = PythonLexer()
@@ -47,6 +50,13 @@ class Answer:
     fingerprint: CodeFingerprint
     own: str  # the exact-match key ("" when the answer has no own value to compare)
     own_spans: tuple[tuple[int, int], ...]  # where the own lines are in ``shown``
+
+    def __post_init__(self):
+        # the fingerprint's places and hashes as arrays (compare_files loops over them)
+        places = self.fingerprint.hash_idx
+        self.hashes = np.array(sorted(places), dtype=np.int64)
+        self.place_hashes = np.array([h for h in places for _ in places[h]], dtype=np.int64)
+        self.places = np.array([i for h in places for i in places[h]], dtype=np.int64)
 
 
 def prose(text: str) -> str:
@@ -103,17 +113,37 @@ def answer(text: str, kind: str, released: str, given: np.ndarray) -> Answer:
         shown = prose(text)
         return Answer(shown, _fingerprint(shown, kind, given), "", ())
     spans = _own_lines(text, released)
-    own = _own_tokens("\n".join(text[start:end] for start, end in spans))
+    own_text = "\n".join(text[start:end] for start, end in spans)
+    own = _own_tokens(own_text) if len(own_text) <= SHORT else ""
     return Answer(text, _fingerprint(text, kind, given), own, tuple(spans) if own else ())
 
 
-def compare(a: Answer, b: Answer) -> tuple[float, list, list]:
-    """(similarity, spans of ``a``, spans of ``b``): the matching parts, as (start, end)
-    character offsets into each answer's ``shown`` text."""
+def share(a: Answer, b: Answer) -> float:
+    """The share of ``a`` found in ``b``, as copydetect's compare_files computes it (the
+    characters of a's matched k-grams over a's coverage), with numpy's set operations."""
+    where = np.minimum(np.searchsorted(b.hashes, a.place_hashes), max(len(b.hashes) - 1, 0))
+    found = a.places[b.hashes[where] == a.place_hashes] if len(b.hashes) else a.places[:0]
+    if not len(found) or not a.fingerprint.token_coverage:
+        return 0.0
+    starts, ends = get_copied_slices(found, NOISE)
+    return float(np.sum(ends - starts) / a.fingerprint.token_coverage)
+
+
+def compare(a: Answer, b: Answer) -> float:
+    """The similarity of two answers of one cell: 1 for the same own tokens, else the
+    smaller of the shares of each found in the other."""
     if a.own and a.own == b.own:
-        return 1.0, list(a.own_spans), list(b.own_spans)
-    _, shares, (slices_a, slices_b) = compare_files(a.fingerprint, b.fingerprint)
-    return float(min(shares)), _spans(slices_a), _spans(slices_b)
+        return 1.0
+    return min(share(a, b), share(b, a))
+
+
+def matching_spans(a: Answer, b: Answer) -> tuple[list, list]:
+    """The parts of ``a`` and ``b`` that match, as (start, end) character offsets into each
+    answer's ``shown`` text: their own lines when those are the same, else copydetect's."""
+    if a.own and a.own == b.own:
+        return list(a.own_spans), list(b.own_spans)
+    _, _, (slices_a, slices_b) = compare_files(a.fingerprint, b.fingerprint)
+    return _spans(slices_a), _spans(slices_b)
 
 
 def _spans(slices) -> list[tuple[int, int]]:

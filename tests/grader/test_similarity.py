@@ -19,6 +19,7 @@ import itertools
 import tokenize
 
 import pytest
+from copydetect import compare_files
 
 from grader import similarity
 from grader.__main__ import main
@@ -279,21 +280,35 @@ def test_the_report_shows_the_pairs_side_by_side(matches):
     assert "&gt;=" in section, "answers are escaped"
 
 
-@pytest.mark.parametrize("threshold", [0.2, 0.5, similarity.THRESHOLD])
-def test_the_pairs_the_bound_leaves_out_cannot_reach_the_threshold(threshold):
-    """candidates() against comparing every pair: nothing reaching ``threshold`` is missed."""
+def honest_cells():
+    """(assignment, cell, [Answer of each honest student who answers it]) of three notebooks."""
     course = Course(REPO / "grading")
-    left_out = 0
     for assignment in (A02, "03_bpe", A04):
         release = similarity.read_release(course, assignment)
         students = list(honest_students(assignment).values())
         for cell, (kind, released) in release.cells.items():
-            answers = [answer(s[cell], kind, released, release.given[kind])
-                       for s in students if cell in s]
-            everyone = set(itertools.combinations(range(len(answers)), 2))
-            reaching = {(i, j) for i, j in everyone
-                        if compare(answers[i], answers[j])[0] >= threshold}
-            kept = set(candidates(answers, threshold))
-            assert reaching <= kept, (assignment, cell)
-            left_out += len(everyone - kept)
+            yield assignment, cell, [answer(s[cell], kind, released, release.given[kind])
+                                     for s in students if cell in s]
+
+
+def test_the_similarity_is_copydetects():
+    """compare(): the smaller of copydetect's two shares (compare_files), or 1 for the same
+    own tokens."""
+    for assignment, cell, answers in honest_cells():
+        for a, b in itertools.combinations(answers, 2):
+            _, shares, _ = compare_files(a.fingerprint, b.fingerprint)
+            expected = 1.0 if a.own and a.own == b.own else min(shares)
+            assert compare(a, b) == pytest.approx(expected, abs=1e-12), (assignment, cell)
+
+
+@pytest.mark.parametrize("threshold", [0.2, 0.5, similarity.THRESHOLD])
+def test_the_pairs_the_bound_leaves_out_cannot_reach_the_threshold(threshold):
+    """candidates() against comparing every pair: nothing reaching ``threshold`` is missed."""
+    left_out = 0
+    for assignment, cell, answers in honest_cells():
+        everyone = set(itertools.combinations(range(len(answers)), 2))
+        reaching = {(i, j) for i, j in everyone if compare(answers[i], answers[j]) >= threshold}
+        kept = set(candidates(answers, threshold))
+        assert reaching <= kept, (assignment, cell)
+        left_out += len(everyone - kept)
     assert left_out > 0, "the bound left no pair out"
