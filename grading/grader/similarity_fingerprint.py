@@ -14,8 +14,8 @@ each answer's fingerprinted text found in the other): both answers must be mostl
 other's. Fingerprints are order-free, so re-ordered helper functions still match.
 
 Short value answers (``alpha3 = 0.42``) are too short for k-grams: an answer's *own tokens*
-(its lines that are not the release's, without comments and whitespace, names and
-values as written) are compared exactly as well, when they are short (``SHORT``) and hold a
+(its lines that are not the release's, without comments and whitespace, names as
+written, numbers by value) are compared exactly as well, when they are short (``SHORT``) and hold a
 number or a string: two identical ones score 1. Two blank answers have no own tokens and
 never match. (Longer identical answers are found by their fingerprints.)
 
@@ -31,7 +31,7 @@ import numpy as np
 from copydetect import CodeFingerprint, compare_files
 from copydetect.utils import get_copied_slices
 from pygments.lexers import PythonLexer
-from pygments.token import Comment, Literal, Text
+from pygments.token import Comment, Literal, Number, Text
 from scipy import sparse
 
 NOISE = 25  # copydetect's default noise threshold k, in characters of normalised text
@@ -96,14 +96,23 @@ def _own_lines(text: str, released: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _number(value: str) -> str:
+    """A number as its value (``0.50``, ``.5`` and ``5e-1`` alike), else as written."""
+    try:
+        return repr(float(value))
+    except ValueError:
+        return value
+
+
 def _own_tokens(code: str) -> str:
-    """The exact-match key of ``code``: its tokens without comments and whitespace, "" when
-    none of them is a number or a string (``pass``, ``return None`` are no evidence)."""
+    """The exact-match key of ``code``: its tokens without comments and whitespace, numbers
+    by value; "" when none is a number or a string (``pass``, ``return None`` are no
+    evidence)."""
     tokens = [(kind, value) for kind, value in LEXER.get_tokens(code)
               if kind not in Comment and kind not in Text]
     if not any(kind in Literal for kind, _ in tokens):
         return ""
-    return " ".join(value for _, value in tokens)
+    return " ".join(_number(value) if kind in Number else value for kind, value in tokens)
 
 
 def answer(text: str, kind: str, released: str, given: np.ndarray) -> Answer:

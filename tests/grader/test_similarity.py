@@ -59,7 +59,8 @@ def causal_attention(X, W_Q, W_K, W_V):
                         "would hide the diagonal too, and the first row would have no key left: "
                         "its softmax divides zero by zero.",
 }
-BEA = {  # ada's answers: names changed, the helpers in the other order, other comments
+BEA = {  # ada's answers: names changed, the helpers in the other order, other comments,
+         # the same numbers written otherwise
     "causal_attention": '''
 def causal_attention(X, W_Q, W_K, W_V):
     """Masked self-attention."""
@@ -77,7 +78,7 @@ def softmax_weights(qs, ks):
 def upper_mask(size, where):
     return torch.ones(size, size, dtype=torch.bool, device=where).triu(diagonal=1)
 ''',
-    "alpha_3_by_hand": "# worked on paper\nalpha_3_by_hand = [0.21, 0.05, 0.74]",
+    "alpha_3_by_hand": "# worked on paper\nalpha_3_by_hand = [0.210, 0.05, .74]",
     "written_diagonal": "Row 1 keeps only its own key,  so its weight is 1.\nA mask written "
                         "j >= i would hide the diagonal too, and the first row would have no "
                         "key left:\nits softmax divides zero by zero.",
@@ -185,6 +186,7 @@ def test_a_copied_value_matches_exactly_and_its_own_lines_are_shown(matches):
     for text, spans in ((value.text_a, value.spans_a), (value.text_b, value.spans_b)):
         assert [text[start:end] for start, end in spans] == [
             line for line in text.splitlines() if line.startswith("alpha_3_by_hand = [0.21")]
+    assert value.text_a != value.text_b
 
 
 def test_the_matching_parts_are_the_copied_code(matches):
@@ -275,7 +277,8 @@ def test_the_report_shows_the_pairs_side_by_side(matches):
     page = render_report([], [], matches)
     section = page[page.index('<section id="similarity">'):]
     value = next(m for m in matches if m.cell == "alpha_3_by_hand")
-    assert section.count("<mark>alpha_3_by_hand = [0.21, 0.05, 0.74]") == 2
+    assert section.count("<mark>alpha_3_by_hand = [0.21, 0.05, 0.74]") == 1
+    assert section.count("<mark>alpha_3_by_hand = [0.210, 0.05, .74]</mark>") == 1
     assert f"{value.student_a}" in section and "<th scope=\"col\">" in section
     assert "&gt;=" in section, "answers are escaped"
 
