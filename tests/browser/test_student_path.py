@@ -1,11 +1,16 @@
 """A student's path through notebook 04 in JupyterLab and Notebook 7, and a TA's Formgrader.
 
 The student opens the release, runs every cell, moves the softmax-scale slider, answers
-an exercise right and then wrong, and presses nbgrader's Validate; then runs the same
+an exercise right and then wrong, works the scores of exercise 1 from the sentence the
+notebook printed (demonstration numbers: the server sets no student id), and presses
+nbgrader's Validate; then runs the same
 notebook in Notebook 7. The expectations come from elsewhere: which cells may fail from
 the notebook's nbgrader metadata, the right answer from the solution notebook, the wrong
 one and its diagnosis from the grading cases and ``course_utils.checks``.
 """
+
+import json
+import re
 
 import nbformat
 import pytest
@@ -31,7 +36,18 @@ WRONG_ANSWER = WRONG["forgets_sqrt_dk"][EXERCISE].strip()
 SLIDER_CELL = "softmax_scale_slider("
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 FAILED_CELL = "The following cell failed:"
+OWN_SENTENCE_CELL = "yours = own_sentence()"
+BY_HAND = "scores_3_by_hand"
+VECTOR = re.compile(r"\b([qk]_\d) = (\[[-\d, ]+\])")
 VALIDATE_TIMEOUT_S = 180
+
+
+def scores_worked_from(shown: str) -> list[float]:
+    """The scores of query 3 worked, as a student would, from the vectors the notebook
+    printed (lines "q_3 = [...]" and "k_j = [...]"): q_3 · k_j / √4, to 2 decimals."""
+    vectors = {name: json.loads(values) for name, values in VECTOR.findall(shown)}
+    return [round(sum(q * k for q, k in zip(vectors["q_3"], vectors[f"k_{j}"], strict=True))
+                  / 2, 2) for j in (1, 2, 3)]
 
 
 def solution_code(grade_id: str) -> str:
@@ -98,12 +114,23 @@ def test_student_works_through_04_in_jupyterlab(page, steps, student_server, wor
         notebook.run_cell(test)
         assert MISTAKES["no_scale"] in notebook.output_text(test)
 
+    with steps("reads their own sentence at exercise 1 and works its scores; the test passes"):
+        shown = notebook.output_text(by_code(blank, OWN_SENTENCE_CELL))
+        assert "DEMONSTRATION numbers" in shown, shown  # this server sets no student id
+        by_hand, its_test = by_grade_id(blank, BY_HAND), by_grade_id(blank, f"test_{BY_HAND}")
+        notebook.type_code(by_hand, f"{BY_HAND} = {scores_worked_from(shown)}")
+        notebook.run_cell(by_hand)
+        notebook.run_cell(its_test)
+        notebook.save()
+        failed = errors(notebook.saved().cells[its_test])
+        assert not failed, failed
+
     with steps("presses Validate and reads the verdict"):
         notebook.save()
         page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate", exact=True).click()
         verdict = read_validation(page)
-        assert verdict.count(FAILED_CELL) == len(graded_cells(blank)), verdict
-        assert MISTAKES["no_scale"] in verdict
+        assert verdict.count(FAILED_CELL) == len(graded_cells(blank)) - 1, verdict
+        assert MISTAKES["no_scale"] in verdict and f"test_{BY_HAND}" not in verdict
 
 
 def test_student_runs_04_in_notebook7(context, page, steps, own_server):
