@@ -76,3 +76,11 @@ c.HTMLExporter.extra_template_basedirs = [
     os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader",
                  "templates"),
 ]
+
+# Grading on submission (the course server with COURSE_GRADE_ON_SUBMIT=1, grader.on_submit):
+# what a student's feedback shows before the due date. "visible": each test cell's visible
+# tests, their result and message, and the points they decide; the hidden tests' results
+# after the due date. "all": the full feedback at once. "none": only that the submission was
+# received and graded. After the due date every page is the full one.
+c.GradeOnSubmit.early_feedback = os.environ.get("COURSE_EARLY_FEEDBACK", "visible")
+c.GradeOnSubmit.early_feedback_by_assignment = {}  # e.g. {"08_random_features": "none"}

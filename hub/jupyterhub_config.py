@@ -33,6 +33,10 @@ Settings (environment variables):
     COURSE_HUB_INSTRUCTOR_PASSWORD   the instructors' password (32+ characters)
     COURSE_HUB_ADMIN_TOKEN           if set, an API token of a "course-admin" service that
                                      may manage users, servers and tokens (the tests' way in)
+    COURSE_GRADE_ON_SUBMIT           1: the "grade-on-submit" service grades each submission
+                                     and releases its feedback (grader.on_submit)
+    COURSE_EARLY_FEEDBACK            before the due date: visible (default), all or none
+                                     (grading/nbgrader_config.py, GradeOnSubmit)
 
 Passwords that are not set are made up once and kept in ``COURSE_HUB_DATA/passwords.json``.
 """
@@ -47,6 +51,7 @@ from jupyterhub.spawner import SimpleLocalProcessSpawner
 
 from grader import exchange
 from grader.course import Course
+from grader.sandbox import PASSED_ON
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
 
@@ -152,3 +157,18 @@ if os.environ.get("COURSE_HUB_ADMIN_TOKEN"):
         "scopes": ["admin:users", "admin:servers", "tokens", "list:users"],
         "services": ["course-admin"],
     }]
+
+# Grading on submission: a service the hub starts and stops with itself (its log lines say
+# "grade-on-submit"), which grades each submission as `make autograde` does and releases its
+# feedback to the student's Fetch Feedback (grader.on_submit).
+if os.environ.get("COURSE_GRADE_ON_SUBMIT") == "1":
+    kept = ("HOME", "TMPDIR", "COURSE_EARLY_FEEDBACK", *PASSED_ON)
+    c.JupyterHub.services.append({
+        "name": "grade-on-submit",
+        "command": [str(BIN / "python"), "-m", "grader.on_submit", "--course-root",
+                    str(COURSE.root)],
+        "environment": {name: os.environ[name] for name in kept if name in os.environ} | {
+            "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", os.defpath)]),
+            "COURSE_EXCHANGE": str(exchange.root(COURSE)),
+        },
+    })
