@@ -168,4 +168,4 @@ test-gpu:
 clean:
 	rm -rf $(VENV) grading/autograded grading/feedback grading/gradebook.db grading/grades.csv \
 	  grading/grades_canvas.csv grading/grades_moodle.csv grading/autograde_state.json \
-	  grading/report.html grading/similarity.csv
+	  grading/on_submit_state.json grading/report.html grading/similarity.csv
