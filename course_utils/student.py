@@ -18,23 +18,20 @@ own, so that two students' right answers differ and a copied number scores 0.
 import hashlib
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 __all__ = ["STUDENT_VARIABLES", "OwnNumbers", "own_seed", "student_id"]
 
 # Where the id comes from, the first set one wins.
 STUDENT_VARIABLES = ("COURSE_STUDENT", "JUPYTERHUB_USER")
-# The process's environment as it was started (Linux); code the notebook runs later can
-# change os.environ, not this.
-STARTING_ENVIRONMENT = Path("/proc/self/environ")
 
 
 def starting_environment() -> Mapping[str, str]:
     """The environment this process was started with: ``/proc/self/environ`` where the
     system has it (a cell that sets ``os.environ["COURSE_STUDENT"]`` does not change it),
-    else ``os.environ``."""
+    else ``os.environ``. Read with the builtin ``open``, which the checks' guards watch."""
     try:
-        raw = STARTING_ENVIRONMENT.read_bytes()
+        with open("/proc/self/environ", "rb") as environ:
+            raw = environ.read()
     except OSError:
         return os.environ
     entries = (entry.split(b"=", 1) for entry in raw.split(b"\0") if b"=" in entry)
