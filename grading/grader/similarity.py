@@ -176,10 +176,12 @@ def _baseline_note(baseline: float | None) -> str:
 
 def assignment_matches(course: Course, assignment: str, threshold: float) -> list[Match]:
     """The matches of one assignment (see :func:`similar_answers`)."""
-    release = read_release(course, assignment)
     answers, unread = class_answers(course, assignment)
     for reason in unread:
         print(f"similarity: not compared, {reason}", file=sys.stderr)
+    if len(answers) < 2:
+        return []
+    release = read_release(course, assignment)
     baselines = similarity_baseline.load().get(assignment, {})
     matches = []
     for grade_id, (kind, released) in release.cells.items():

@@ -315,3 +315,16 @@ def test_the_pairs_the_bound_leaves_out_cannot_reach_the_threshold(threshold):
         assert reaching <= kept, (assignment, cell)
         left_out += len(everyone - kept)
     assert left_out > 0, "the bound left no pair out"
+
+
+def test_a_submission_that_is_not_a_notebook_is_named_and_the_others_compared(tmp_path, capsys):
+    course = make_class(tmp_path, [A04])
+    submit(course, A04, "ada", ADA)
+    submit(course, A04, "bea", BEA)
+    broken = course.folder("submitted", "cy", A04)
+    broken.mkdir(parents=True)
+    (broken / f"{A04}.ipynb").write_text("{not json")
+    found = similarity.similar_answers(course)
+    assert {(m.student_a, m.student_b) for m in found} == {("ada", "bea")}
+    error = capsys.readouterr().err
+    assert f"similarity: not compared, cy/{A04}: the notebook is not JSON" in error
