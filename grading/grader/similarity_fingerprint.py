@@ -39,6 +39,7 @@ WINDOW = 1  # copydetect's default: guarantee threshold 25 = k, so every k-gram 
 SHORT = 120  # own lines up to this many characters are also compared exactly
 CODE, MARKDOWN = "code", "markdown"
 WHITESPACE = re.compile(r"\s+")
+WORD = re.compile(r"\w\w")
 LEXER = PythonLexer()
 
 
@@ -152,11 +153,21 @@ def matching_spans(a: Answer, b: Answer) -> tuple[list, list]:
     if a.own and a.own == b.own:
         return list(a.own_spans), list(b.own_spans)
     _, _, (slices_a, slices_b) = compare_files(a.fingerprint, b.fingerprint)
-    return _spans(slices_a), _spans(slices_b)
+    return _spans(slices_a, a.shown), _spans(slices_b, b.shown)
 
 
-def _spans(slices) -> list[tuple[int, int]]:
-    return [(int(start), int(end)) for start, end in zip(*slices, strict=True)]
+def _spans(slices, text: str) -> list[tuple[int, int]]:
+    """copydetect's slices as spans of ``text``, widened to whole words at both ends (its
+    offsets may stop inside a name)."""
+    spans = []
+    for start, end in zip(*slices, strict=True):
+        start, end = int(start), int(end)
+        while 0 < start < len(text) and WORD.fullmatch(text[start - 1:start + 1]):
+            start -= 1
+        while 0 < end < len(text) and WORD.fullmatch(text[end - 1:end + 1]):
+            end += 1
+        spans.append((start, end))
+    return spans
 
 
 def candidates(answers: list[Answer], threshold: float) -> list[tuple[int, int]]:

@@ -16,6 +16,7 @@ import csv
 import difflib
 import io
 import itertools
+import re
 import tokenize
 
 import pytest
@@ -196,6 +197,9 @@ def test_the_matching_parts_are_the_copied_code(matches):
     assert "triu(diagonal=1)" in marked and "masked_fill" in marked
     assert '"""' not in marked, "the release's docstring is not a match"
     assert sum(end - start for start, end in pair.spans_b) > 0.6 * len(tokens(pair.text_b))
+    for text, spans in ((pair.text_a, pair.spans_a), (pair.text_b, pair.spans_b)):
+        cuts = [text[i - 1:i + 1] for span in spans for i in span if 0 < i < len(text)]
+        assert not [cut for cut in cuts if re.fullmatch(r"\w\w", cut)], "a part ends in a word"
 
 
 def test_blank_and_empty_answers_match_no_one(matches):
