@@ -152,12 +152,14 @@ def plan(course, assignment, workers, regrade, limits, outcomes, summary,
             summary.note(f"{submission.name}: {note}")
         fingerprint = submission.fingerprint(source_bytes)
         previous = outcomes.get(submission.name)
-        if not regrade and previous and previous.fingerprint == fingerprint:
+        finished = previous and previous.status != state.GRADING  # not an interrupted run's
+        if not regrade and finished and previous.fingerprint == fingerprint:
             summary.unchanged.append(submission.name)
             continue
-        outcome = state.Outcome("not graded", "; ".join(submission.notes), [], fingerprint)
+        outcome = state.Outcome(state.GRADING, "; ".join(submission.notes), [], fingerprint)
         outcomes[submission.name] = outcome
         if submission.problem:
+            outcome.status = "not graded"
             gradebook.forget(course, assignment, student)
             outcome.reason = "; ".join(filter(None, [outcome.reason, submission.problem]))
             summary.not_graded[submission.name] = submission.problem

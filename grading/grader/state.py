@@ -11,11 +11,14 @@ from dataclasses import asdict, dataclass, field
 from grader.course import Course
 
 FILE_NAME = "autograde_state.json"
+# The status of a submission planned for grading whose result is not in yet: left by a run
+# that was interrupted, it is graded again by the next.
+GRADING = "grading"
 
 
 @dataclass
 class Outcome:
-    status: str  # "graded" or "not graded"
+    status: str  # "graded", "not graded", or GRADING until its result is in
     reason: str = ""
     flags: list[str] = field(default_factory=list)
     fingerprint: str = ""
