@@ -35,7 +35,9 @@ from grader.worker import Job, Result
 
 CACHE_FILE = "selfcheck.json"
 STUDENT = "instructor"  # the solution's student id, in the worker's scratch course only
-MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+# ModuleNotFoundError's message, or `python -m`'s: "No module named ipykernel_launcher"
+MISSING_MODULE = re.compile(r"No module named '?([\w.]+)")
+STARTING_KERNEL_DIED = "Kernel died before replying to kernel_info"  # jupyter_client's words
 KERNEL_LINES = 12  # what the details keep of a dead kernel's own output
 
 
@@ -163,11 +165,15 @@ def diagnose(result: Result, course: Course) -> tuple[int, str, str] | None:
         said = kernel_output(result.log)
         details = "\n".join([f"{name} was not graded: {result.reason}",
                              *(f"  {line}" for line in said)])
-        if "kernel died" not in result.reason:
-            return _missing_module(said, details) or (3, f"{name} {result.reason}", details)
-        headline = ("the grading kernel dies at start (the sandbox cannot reach its Python, "
-                    "or the memory limit is too small for it)")
-        return _missing_module(said, details) or (1, headline, details)
+        if STARTING_KERNEL_DIED in result.log:
+            cause = (1, "the grading kernel dies at start (the sandbox cannot reach its Python, "
+                     "or the memory limit is too small for it)", details)
+        elif "kernel died" in result.reason:
+            cause = (1, f"the grading kernel dies while it runs {name} (a crash, or the memory "
+                     "limit)", details)
+        else:
+            cause = (3, f"{name} could not be graded: {result.reason}", details)
+        return _missing_module(said, details) or cause
     points = _points(course, result.assignment)
     scores = {(notebook, cell): score.auto_score or 0
               for notebook, cells in result.scores.items() for cell, score in cells.items()

@@ -14,6 +14,7 @@ from grader import sandbox, selfcheck
 from grader.__main__ import main
 from grader.autograde import autograde
 from grader.steps import release
+from grader.worker import Result
 from tests.grader.tiny_course import ASSIGNMENT, LIMITS, answered, hand_in, make_tiny_course
 
 pytestmark = pytest.mark.notebook
@@ -126,3 +127,35 @@ def test_a_working_environment_grades_as_before_and_is_checked_once(tmp_path, mo
     with Gradebook(course.gradebook_url) as book:
         graded = sorted(s.student.id for s in book.assignment_submissions(ASSIGNMENT))
     assert graded == ["late", "right", "wrong"]
+
+
+# nbgrader's log of a kernel that died while starting, under a memory cap of 20 MB (a run's
+# own lines, with the paths shortened and nbgrader's traceback cut)
+DIED_AT_START = """\
+[AutogradeApp | INFO] Autograding /tmp/g/course/autograded/instructor/tiny/tiny.ipynb
+[AutogradeApp | INFO] Converting notebook /tmp/g/course/autograded/instructor/tiny/tiny.ipynb
+Traceback (most recent call last):
+  File "<frozen runpy>", line 198, in _run_module_as_main
+object type name: MemoryError
+lost sys.stderr
+[AutogradeApp | ERROR] Error occurred while starting new kernel client for kernel f4d6: \
+Kernel died before replying to kernel_info
+[AutogradeApp | ERROR] There was an error processing assignment: /tmp/g/course/submitted
+"""
+
+
+@pytest.mark.parametrize("log, headline", [
+    (DIED_AT_START, "the grading kernel dies at start"),
+    (DIED_AT_START.replace("Kernel died before replying to kernel_info", "DeadKernelError"),
+     "the grading kernel dies while it runs the instructor's solution of tiny"),
+    (DIED_AT_START.replace("object type name: MemoryError", "/venv/bin/python: No module "
+                           "named ipykernel_launcher"),
+     "the grading environment cannot import ipykernel_launcher: /venv/bin/python: No module"),
+])
+def test_a_dead_kernel_is_told_by_what_it_said(log, headline):
+    result = Result(ASSIGNMENT, selfcheck.STUDENT, graded=False, log=log,
+                    reason="the kernel died (the code exits, crashes or is killed)")
+    _, told, details = selfcheck.diagnose(result, course=None)
+    assert told.startswith(headline)
+    assert "  Traceback (most recent call last):" in details.splitlines()
+    assert not any("File " in line or "AutogradeApp" in line for line in details.splitlines())
