@@ -292,16 +292,14 @@ class Service:
             (folder / f"{notebook}.html").write_text(page)
 
     def stop(self) -> None:
-        """Stop: no new job, running ones abandoned (their child processes killed) and
-        done again at the next start."""
+        """Stop: no new job; running ones stop after their step, a grading run at once
+        (killed, kernel included), and are done again at the next start. nbgrader's short
+        steps (collect, feedback) finish: a copy cut in half would look complete."""
         self.stopping.set()
         for child in psutil.Process().children():
             try:
-                group = os.getpgid(child.pid)
-                if group == child.pid:  # a grading run in a session of its own, kernel included
-                    os.killpg(group, signal.SIGKILL)
-                else:
-                    child.kill()
+                if os.getpgid(child.pid) == child.pid:  # a grading run's session of its own
+                    os.killpg(child.pid, signal.SIGKILL)
             except (ProcessLookupError, psutil.NoSuchProcess):
                 pass
         self.queue.close()
