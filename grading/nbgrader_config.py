@@ -83,4 +83,4 @@ c.HTMLExporter.extra_template_basedirs = [
 # after the due date. "all": the full feedback at once. "none": only that the submission was
 # received and graded. After the due date every page is the full one.
 c.GradeOnSubmit.early_feedback = os.environ.get("COURSE_EARLY_FEEDBACK", "visible")
-c.GradeOnSubmit.early_feedback_by_assignment = {}  # e.g. {"08_random_features": "none"}
+c.GradeOnSubmit.early_feedback_by_assignment = {}  # e.g. {"08_random_fourier_features": "none"}
