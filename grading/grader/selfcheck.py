@@ -39,6 +39,7 @@ STUDENT = "instructor"  # the solution's student id, in the worker's scratch cou
 MISSING_MODULE = re.compile(r"No module named '?([\w.]+)")
 STARTING_KERNEL_DIED = "Kernel died before replying to kernel_info"  # jupyter_client's words
 KERNEL_LINES = 12  # what the details keep of a dead kernel's own output
+ERRORS_SHOWN = 6  # the first errors of a notebook: the rest mostly follow from them
 
 
 class BrokenEnvironment(RuntimeError):
@@ -159,7 +160,7 @@ def _points(course: Course, assignment: str) -> dict[tuple[str, str], float]:
 def diagnose(result: Result, course: Course) -> tuple[int, str, str] | None:
     """None when the solution got every autograded point, else (rank of the cause: the
     likeliest first, a headline naming it, the details: the tests below full marks and
-    every error the notebook showed)."""
+    the notebook's first errors)."""
     name = f"the instructor's solution of {result.assignment}"
     if not result.graded:
         said = kernel_output(result.log)
@@ -186,7 +187,9 @@ def diagnose(result: Result, course: Course) -> tuple[int, str, str] | None:
              "autograded points"]
     lines += [f"  {notebook} {cell}: {score:g} of {maximum:g}"
               for (notebook, cell), (score, maximum) in sorted(lost.items())]
-    lines += [f"  error in {where}: {error}" for where, error in errors]
+    lines += [f"  error in {where}: {error}" for where, error in errors[:ERRORS_SHOWN]]
+    if len(errors) > ERRORS_SHOWN:
+        lines.append(f"  and {len(errors) - ERRORS_SHOWN} more errors")
     details = "\n".join(lines)
     first = f": {errors[0][0]}: {errors[0][1]}" if errors else ""
     return (_missing_module([error for _, error in errors], details)
