@@ -2,8 +2,9 @@
 
 For each notebook with widgets, the student's release is opened and run (its blank
 answers do not stop the widget cells: none of them uses an answer), every control of
-every widget is moved, and the picture the widget shows must change. The release is
-what students see; the solutions' widget cells are the same code.
+every widget is moved, with the mouse and then from the keyboard alone (Tab to it, its
+keys: tests/browser/controls.py), and each time the picture the widget shows must change.
+The release is what students see; the solutions' widget cells are the same code.
 """
 
 import re
@@ -46,7 +47,7 @@ class Widget:
 WIDGETS = {
     "01_static_vs_contextual": (
         Widget("sense_box = widgets.interact_manual(", (
-            TextBox("sentence", "The dog's bark woke the whole street.", press="Run Interact"),),
+            TextBox("sentence", "The dog's bark woke the whole street.", button="Run Interact"),),
             drawn_at_start=False),
         Widget("update_slider = widgets.interact(", (
             Slider("c", to=0.9), Checkbox("tree_instead_of_dog"))),
@@ -96,4 +97,8 @@ def test_widgets_render_and_respond(assignment, page, steps, student_server, wor
             with steps(f"moves {control.description!r} and the picture changes"):
                 before, after = control.move(view)
                 assert after != before, f"{control.description} stayed at {before}"
+                picture = wait_for_new_picture(output, picture)
+            with steps(f"moves {control.description!r} from the keyboard: the picture changes"):
+                before, after = control.press(view)
+                assert after != before, f"{control.description} stayed at {before} (keys)"
                 picture = wait_for_new_picture(output, picture)
