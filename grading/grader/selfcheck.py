@@ -67,10 +67,9 @@ def verify(course: Course, assignments: list[str], limits: Limits,
         if problem:
             problems.append(problem)
         else:  # only successes are remembered
-            cache[result.assignment] = {"key": keys[result.assignment],
-                                        "checked": datetime.now(UTC).isoformat(timespec="seconds"),
-                                        "seconds": round(result.seconds, 1)}
-            _save(course, cache)
+            _remember(course, result.assignment, {
+                "key": keys[result.assignment], "seconds": round(result.seconds, 1),
+                "checked": datetime.now(UTC).isoformat(timespec="seconds")})
     if problems:
         problems.sort(key=lambda problem: problem[0])
         headline = problems[0][1]
@@ -232,15 +231,21 @@ def cell_errors(result: Result) -> list[tuple[str, str]]:
 
 
 def _load(course: Course) -> dict:
+    """{assignment: its last success}; a damaged file is checked again, not trusted."""
     path = course.root / CACHE_FILE
     try:
-        return json.loads(path.read_text()) if path.exists() else {}
+        cache = json.loads(path.read_text()) if path.exists() else {}
     except json.JSONDecodeError:
-        return {}  # a damaged cache is checked again, not trusted
+        return {}
+    return cache if isinstance(cache, dict) else {}
 
 
-def _save(course: Course, cache: dict) -> None:
+def _remember(course: Course, assignment: str, entry: dict) -> None:
+    """Add ``assignment``'s success to the file as it is now (another process, the
+    on-submission service, may have added its own since this one read it)."""
     path = course.root / CACHE_FILE
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(cache, indent=1, sort_keys=True))
-    temporary.replace(path)  # atomic: a crash never leaves half a file
+    cache = _load(course) | {assignment: entry}
+    with tempfile.NamedTemporaryFile("w", dir=course.root, prefix=f".{CACHE_FILE}.",
+                                     delete=False) as temporary:
+        json.dump(cache, temporary, indent=1, sort_keys=True)
+    Path(temporary.name).replace(path)  # atomic: a crash never leaves half a file
