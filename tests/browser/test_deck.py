@@ -1,10 +1,13 @@
 """An instructor's deck (``make slides``) opened from disk in Chromium with the network cut:
 reveal.js runs, the math is typeset, the saved widgets are drawn, and every file it asks for
-is a local one."""
+is a local one. And the instructor drives it from the keyboard alone: the space bar walks
+every slide, step and fragment, Page Up goes back, Home returns to the title."""
 
+import json
 import shutil
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.course import REPO
 from tools import slides
@@ -67,3 +70,47 @@ def test_a_deck_from_disk_draws_its_math_and_widgets_without_the_network(
         page.wait_for_function(SHOWN_MATH, arg=MATH)
 
     assert not outside, f"the deck asked the network for {outside}"
+
+
+STEPS = ".reveal .slides section:not(:has(section))"  # a slide, or a step of a vertical stack
+# Where the deck is (reveal.js's address, #/<slide>/<step>/<fragment>, and how many
+# fragments are shown); the step shown is marked as visited.
+POSITION = f"""() => {{
+    document.querySelectorAll("{STEPS}.present").forEach(step => step.dataset.visited = "yes");
+    return [location.hash, document.querySelectorAll(".reveal .slides .fragment.visible").length];
+}}"""
+MOVED = f"before => JSON.stringify(({POSITION})()) !== before"
+LAST_MOVE_WAIT_MS = 3000
+
+
+def test_an_instructor_drives_a_deck_and_its_fragments_from_the_keyboard(page, steps, deck):
+    with steps("opens 04's deck and gives it the keyboard's focus"):
+        page.goto(deck.as_uri())
+        page.locator(".reveal.ready").wait_for(state="attached")
+        page.locator("body").focus()
+        total_steps = page.locator(STEPS).count()
+        total_fragments = page.locator(".reveal .slides .fragment").count()
+        assert total_fragments > 10
+
+    with steps("walks the deck with the space bar: every step, every fragment, in order"):
+        where = page.evaluate(POSITION)
+        for _ in range(2 * (total_steps + total_fragments)):
+            page.keyboard.press("Space")
+            try:
+                page.wait_for_function(MOVED, arg=json.dumps(where), timeout=LAST_MOVE_WAIT_MS)
+            except PlaywrightTimeout:
+                break  # the last fragment of the last slide
+            where = page.evaluate(POSITION)
+        visited = page.locator(f"{STEPS}[data-visited]").count()
+        assert visited == total_steps, f"{visited} of {total_steps} steps reached"
+        assert where[1] == total_fragments, f"{where[1]} of {total_fragments} fragments shown"
+
+    with steps("goes back with Page Up (a clicker's key) until a fragment hides, then Home"):
+        for _ in range(total_steps):
+            page.keyboard.press("PageUp")
+            if page.evaluate(POSITION)[1] < total_fragments:
+                break
+        assert page.evaluate(POSITION)[1] == total_fragments - 1
+        page.keyboard.press("Home")
+        page.locator(".reveal .slides > section").first.and_(
+            page.locator("section.present")).wait_for()
