@@ -104,7 +104,7 @@ def autograde(
     with lock(course):
         if check_environment:
             selfcheck.verify(course, [a for a in assignments or course.assignments()
-                                      if course.submissions(a)], limits, workers, scheduler)
+                                      if course.submissions(a)], limits, workers, scheduler, tell)
         outcomes = state.load(course)
         jobs = []
         for assignment in assignments or course.assignments():

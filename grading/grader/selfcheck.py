@@ -22,6 +22,7 @@ import json
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,16 +49,20 @@ class BrokenEnvironment(RuntimeError):
 
 
 def verify(course: Course, assignments: list[str], limits: Limits,
-           workers: int | None = None, scheduler: str | None = None) -> None:
+           workers: int | None = None, scheduler: str | None = None,
+           tell: Callable[[str], None] = lambda note: None) -> None:
     """Grade the solution of each of ``assignments`` not yet checked in this environment
-    (side by side, as ``make autograde`` grades: ``workers``, a Dask ``scheduler``);
-    raise :class:`BrokenEnvironment` if one scores less than full marks."""
+    (side by side, as ``make autograde`` grades: ``workers``, a Dask ``scheduler``; ``tell``
+    hears which, before); raise :class:`BrokenEnvironment` if one scores less than full
+    marks."""
     environment = environment_hash(course, limits, scheduler)
     cache = _load(course)
     keys = {assignment: _key(course, assignment, environment) for assignment in assignments}
     unchecked = [a for a in assignments if cache.get(a, {}).get("key") != keys[a]]
     if not unchecked:
         return
+    tell(f"checking the grading environment first: grading the instructor's solution of "
+         f"{', '.join(unchecked)} (once per environment)")
     workers = min(workers or default_workers(), len(unchecked))
     threads = max(1, default_workers() // workers)
     jobs = [_job(course, assignment, limits, threads) for assignment in unchecked]

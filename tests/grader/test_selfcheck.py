@@ -105,7 +105,10 @@ def test_a_kernel_that_cannot_start_in_the_sandbox_stops_grading(tmp_path, monke
 def test_a_working_environment_grades_as_before_and_is_checked_once(tmp_path, monkeypatch):
     course = make_tiny_course(tmp_path)
     class_of_two(course)
-    summary = autograde(course, limits=LIMITS, progress=False)
+    told = []
+    summary = autograde(course, limits=LIMITS, progress=False, tell=told.append)
+    assert told == ["checking the grading environment first: grading the instructor's "
+                    f"solution of {ASSIGNMENT} (once per environment)"]
     assert sorted(summary.graded) == [f"right/{ASSIGNMENT}", f"wrong/{ASSIGNMENT}"]
     with Gradebook(course.gradebook_url) as book:  # double is worth 2 points, square 1
         assert book.find_submission(ASSIGNMENT, "right").score == 3
@@ -114,7 +117,8 @@ def test_a_working_environment_grades_as_before_and_is_checked_once(tmp_path, mo
     hand_in(course, "late", {f"{ASSIGNMENT}.ipynb": answered(course, {})})
     with monkeypatch.context() as patched:
         patched.setattr(selfcheck, "_job", lambda *args: pytest.fail("checked twice"))
-        assert autograde(course, limits=LIMITS, progress=False).graded == [f"late/{ASSIGNMENT}"]
+        summary = autograde(course, limits=LIMITS, progress=False, tell=told.append)
+    assert summary.graded == [f"late/{ASSIGNMENT}"] and len(told) == 1
 
     edit_solution(course, "return 2 * x", "return 3 * x")  # a new solution is checked again
     hand_in(course, "later", {f"{ASSIGNMENT}.ipynb": answered(course, {})})
