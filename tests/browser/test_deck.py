@@ -1,7 +1,8 @@
 """An instructor's deck (``make slides``) opened from disk in Chromium with the network cut:
-reveal.js runs, the math is typeset, the saved widgets are drawn, and every file it asks for
-is a local one. And the instructor drives it from the keyboard alone: the space bar walks
-every slide, step and fragment, Page Up goes back, Home returns to the title."""
+reveal.js runs, the math is typeset (with a MathML copy of each formula for screen readers),
+the saved widgets are drawn, and every file it asks for is a local one. And the instructor
+drives it from the keyboard alone: the space bar walks every slide, step and fragment,
+Page Up goes back, Home returns to the title."""
 
 import json
 import shutil
@@ -20,6 +21,13 @@ TYPESET = ("s => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 
 SHOWN_MATH = """s => [...document.querySelectorAll("section.present")].pop()
     .querySelectorAll(s).length >= 3 && [...document.querySelectorAll("section.present")].pop()
     .querySelector(s).getBoundingClientRect().width > 0"""
+# MathJax's AssistiveMML: the picture of a formula is hidden from screen readers, and a
+# MathML copy beside it is what they read. [formulas shown, formulas with that copy]
+READABLE_MATH = """() => {
+    const shown = [...document.querySelectorAll("section.present .MathJax_CHTML")];
+    return [shown.length, shown.filter(f => f.firstElementChild.getAttribute("aria-hidden")
+        && f.querySelector(":scope > .MJX_Assistive_MathML:not([aria-hidden]) > math")).length];
+}"""
 # reveal.js (loaded by require.js, so no global) follows the address: #/<slide>/<step>
 GO_TO_SLIDE_OF = """selector => {
     const step = document.querySelector(selector).closest("section");
@@ -68,6 +76,10 @@ def test_a_deck_from_disk_draws_its_math_and_widgets_without_the_network(
         page.locator(SLIDER).first.wait_for(state="visible")
         # the deck typesets a slide's math again when it is shown: c, q₃·k_j, 1/√d_k
         page.wait_for_function(SHOWN_MATH, arg=MATH)
+
+    with steps("finds every formula shown readable by a screen reader"):
+        shown, readable = page.evaluate(READABLE_MATH)
+        assert shown >= 3 and readable == shown, f"{readable} of {shown} formulas have MathML"
 
     assert not outside, f"the deck asked the network for {outside}"
 
