@@ -2,8 +2,26 @@
 
 import matplotlib.pyplot as plt
 import torch
+from matplotlib.colors import to_rgb
 
 from .validation import float_tensor, integer
+
+# WCAG 2.1's relative luminance at which black and white text contrast alike with the
+# background (4.58:1): on a lighter background black text is the more readable, on a darker
+# one white, and either way the contrast is at least 4.58:1 (AA asks 4.5:1).
+EQUAL_CONTRAST_LUMINANCE = 0.179
+MASKED_TEXT = "#404040"  # on lightgrey, 6.9:1
+
+
+def relative_luminance(color) -> float:
+    """WCAG 2.1's relative luminance of a matplotlib colour (0 for black, 1 for white)."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(color)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def text_color_on(background) -> str:
+    """Black or white, whichever reads better on ``background`` (4.58:1 at least)."""
+    return "black" if relative_luminance(background) > EQUAL_CONTRAST_LUMINANCE else "white"
 
 
 def plot_attention(weights, keys, queries=None, mask=None, ax=None, title=None, annotate=True):
@@ -54,10 +72,10 @@ def plot_attention(weights, keys, queries=None, mask=None, ax=None, title=None, 
             for j in range(values.shape[1]):
                 value = float(values[i, j])
                 if value == value:
-                    text, color = f"{value:.2f}", "black" if value > 0.6 else "white"
+                    text, color = f"{value:.2f}", text_color_on(colors(value))
                 else:
                     masked = mask is not None and not bool(mask[i, j])
-                    text, color = "masked" if masked else "NaN", "dimgrey"
+                    text, color = "masked" if masked else "NaN", MASKED_TEXT
                 ax.text(j, i, text, ha="center", va="center", color=color, fontsize=9)
     return ax
 

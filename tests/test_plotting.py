@@ -3,8 +3,10 @@
 import math
 
 import matplotlib.pyplot as plt
+import numpy.ma as ma
 import pytest
 import torch
+from matplotlib.colors import to_rgb
 
 from course_utils.attention import attention_weights, causal_mask
 from course_utils.plotting import plot_attention
@@ -21,6 +23,35 @@ def test_heatmap_labels_axes_with_tokens_and_marks_masked_entries():
     texts = [t.get_text() for t in ax.texts]
     assert texts.count("masked") == 3 and texts[0] == "1.00"
     assert ax.get_title() == "causal"
+    plt.close("all")
+
+
+def wcag_contrast(first, second) -> float:
+    """WCAG 2.1's contrast ratio, (L1 + 0.05) / (L2 + 0.05), from its definition."""
+    def luminance(color):
+        channels = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+                    for c in to_rgb(color)]
+        return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+    lighter, darker = sorted((luminance(first), luminance(second)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def test_wcag_contrast_matches_hand_worked_values():
+    assert wcag_contrast("black", "white") == pytest.approx(21.0)
+    assert wcag_contrast("#767676", "white") == pytest.approx(4.54, abs=0.01)  # AA's grey
+
+
+def test_heatmap_numbers_and_marks_meet_wcag_aa_contrast_on_their_cells():
+    weights = torch.linspace(0, 1, 21).reshape(3, 7)
+    mask = torch.ones(3, 7, dtype=torch.bool)
+    mask[0, 1] = False
+    ax = plot_attention(weights, list("abcdefg"), queries=list("xyz"), mask=mask)
+    image = ax.images[0]
+    for text in ax.texts:
+        x, y = (round(c) for c in text.get_position())
+        value = image.get_array()[y, x]
+        cell = image.cmap.get_bad() if value is ma.masked else image.cmap(image.norm(value))
+        assert wcag_contrast(text.get_color(), cell) >= 4.5, (text.get_text(), cell)
     plt.close("all")
 
 
