@@ -145,7 +145,15 @@ $(BROWSER): $(DEV)
 	  || { echo "chromium is missing: install Debian's chromium package"; exit 1; }
 	touch $(BROWSER)
 
-test-browser: $(BROWSER) npm
+# axe-core (npm, pinned, in .venv/node) checks the pages against WCAG 2.1 A and AA
+# (tests/browser/test_accessibility.py); Playwright injects it into each page.
+AXE_VERSION := 4.14.1
+AXE := $(VENV)/.installed-axe-$(AXE_VERSION)
+$(AXE): | npm
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/node axe-core@$(AXE_VERSION)
+	touch $(AXE)
+
+test-browser: $(BROWSER) $(AXE) npm
 	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/browser
 
 bench: $(DEV)
