@@ -56,16 +56,20 @@ def test_the_roster_lists_who_is_missing_and_who_is_not_on_it(tmp_path):
 
 
 def test_from_an_lms_zip_to_grades_feedback_and_report_in_four_commands(tmp_path, sandbox):
-    """collect, autograde, feedback, report: what the README's TA section promises."""
+    """collect, autograde, feedback, similarity, report: what the README's TA section
+    promises, down to the copied answer shown side by side."""
     course = make_tiny_course(tmp_path / "course")
     archive = tmp_path / "canvas.zip"
     with zipfile.ZipFile(archive, "w") as lms:  # Canvas: <name>_<user id>_<file id>_<file>
         lms.writestr(f"ada_101_5001_{ASSIGNMENT}.ipynb", nbformat.writes(answered(course, {})))
         wrong = answered(course, {"double": "def double(x):\n    return 2 * abs(x)"})
         lms.writestr(f"bob_102_5002_{ASSIGNMENT}.ipynb", nbformat.writes(wrong))
+        copied = {"double": "def double(x):\n    # twice x\n    return 2 * abs(x)"}
+        copied = answered(course, copied)
+        lms.writestr(f"cy_103_5003_{ASSIGNMENT}.ipynb", nbformat.writes(copied))
     root = ["--course-root", str(course.root)]
     for step in (["collect", "--zip", str(archive)], ["autograde", "--workers", "2"],
-                 ["feedback"], ["report"]):
+                 ["feedback"], ["similarity"], ["report"]):
         assert main(step + root) == 0, step
     with open(course.root / "grades.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
@@ -76,4 +80,10 @@ def test_from_an_lms_zip_to_grades_feedback_and_report_in_four_commands(tmp_path
     assert "assert double(-3)" not in page  # and not its code
     assert "assert double(2) == 4" in page  # the visible test is shown
     assert "Score: 1.0 / 4.0" in page
-    assert "double(-3) should be -6 (secret check)" in page_text(course.root / "report.html")
+    report = page_text(course.root / "report.html")
+    assert "double(-3) should be -6 (secret check)" in report
+    with open(course.root / "similarity.csv", newline="") as handle:
+        pairs = {(r["cell"], r["student_a"], r["student_b"]) for r in csv.DictReader(handle)}
+    assert ("double", "bob", "cy") in pairs  # bob's mistake, handed in by cy with a comment
+    assert not any("ada" in pair and "double" in pair for pair in pairs)
+    assert "Similar answers" in report and "twice x" in report  # the two answers side by side
