@@ -29,7 +29,6 @@ says why in the hub's log.
 """
 
 import argparse
-import json
 import logging
 import os
 import shutil
@@ -37,7 +36,7 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -79,17 +78,11 @@ class Released:
 
 
 def load_released(course: Course) -> dict[str, Released]:
-    path = course.root / STATE_FILE
-    if not path.exists():
-        return {}
-    return {key: Released(**fields) for key, fields in json.loads(path.read_text()).items()}
+    return state.read_records(course.root / STATE_FILE, Released)
 
 
 def save_released(course: Course, released: dict[str, Released]) -> None:
-    path = course.root / STATE_FILE
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps({k: asdict(released[k]) for k in sorted(released)}, indent=1))
-    temporary.replace(path)  # atomic: a service killed now leaves the old file or the new
+    state.write_records(course.root / STATE_FILE, released)
 
 
 def latest_submissions(course: Course) -> dict[tuple[str, str], str]:

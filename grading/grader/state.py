@@ -7,6 +7,7 @@ the flags, which grades.csv and the class report show.
 
 import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from grader.course import Course
 
@@ -24,16 +25,26 @@ class Outcome:
     fingerprint: str = ""
 
 
-def load(course: Course) -> dict[str, Outcome]:
-    path = course.root / FILE_NAME
+def read_records(path: Path, record_type: type) -> dict:
+    """``{key: record_type(**fields)}`` from a JSON file written by :func:`write_records`
+    (empty when there is none yet)."""
     if not path.exists():
         return {}
-    return {name: Outcome(**fields) for name, fields in json.loads(path.read_text()).items()}
+    return {key: record_type(**fields) for key, fields in json.loads(path.read_text()).items()}
+
+
+def write_records(path: Path, records: dict) -> None:
+    """``records`` (dataclasses by key) as JSON, keys sorted, replacing ``path`` atomically:
+    a crash never leaves half a file."""
+    ordered = {key: asdict(records[key]) for key in sorted(records)}
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(ordered, indent=1, ensure_ascii=False))
+    temporary.replace(path)
+
+
+def load(course: Course) -> dict[str, Outcome]:
+    return read_records(course.root / FILE_NAME, Outcome)
 
 
 def save(course: Course, outcomes: dict[str, Outcome]) -> None:
-    path = course.root / FILE_NAME
-    ordered = {name: asdict(outcomes[name]) for name in sorted(outcomes)}
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(ordered, indent=1, ensure_ascii=False))
-    temporary.replace(path)  # atomic: a crash never leaves half a file
+    write_records(course.root / FILE_NAME, outcomes)
