@@ -171,6 +171,45 @@ def test_a_twin_kept_in_a_default_argument_or_found_with_gc_is_refused():
     assert torch.allclose(found(Q @ K.T, KEEP).sum(-1), torch.ones(6, dtype=torch.float64))
 
 
+@pytest.mark.parametrize("layout", ["flat", "package"])
+def test_a_twin_not_imported_yet_is_not_imported_by_the_guard_and_is_refused_once_imported(
+    tmp_path, monkeypatch, layout
+):
+    files = {"flat": {"slow_library.py": "def answer(x):\n    return x + 1\n"},
+             "package": {"slow_package/__init__.py": "",
+                         "slow_package/models.py": "class Model:\n"
+                                                   "    def answer(self, x):\n"
+                                                   "        return x + 1\n"}}[layout]
+    path = {"flat": "slow_library.answer", "package": "slow_package.models.Model.answer"}[layout]
+    module = path.rsplit(".", 2 if layout == "package" else 1)[0]
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.syspath_prepend(tmp_path)
+    monkeypatch.setitem(checks.TWINS, "plus_one", (path,))
+
+    def plus_one(x):
+        return x + 1
+
+    assert checks.own_work(plus_one)(1) == 2
+    assert module not in sys.modules  # the guard imported nothing
+
+    def plus_one(x):  # noqa: F811 (the library's answer, imported while the answer runs)
+        library = __import__(module, fromlist=["_"])
+        return library.answer(x) if layout == "flat" else library.Model().answer(x)
+
+    try:
+        with pytest.raises(checks.LibraryTwinError, match=path.replace(".", r"\.")):
+            checks.own_work(plus_one)(1)
+        with pytest.raises(checks.LibraryTwinError):  # imported now: refused as any twin
+            checks.own_work(plus_one)(1)
+        assert plus_one(1) == 2  # and given back after each call
+        assert type(sys.modules[module].__loader__).__name__ == "SourceFileLoader"
+    finally:
+        for name in [name for name in sys.modules if name.startswith("slow_")]:
+            monkeypatch.delitem(sys.modules, name)
+
+
 @pytest.mark.parametrize("answer", [
     lambda X, Y, s: __import__("sklearn.metrics.pairwise").metrics.pairwise.pairwise_kernels(
         X, Y, metric="rbf", gamma=1 / (2 * s * s)),

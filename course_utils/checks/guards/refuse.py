@@ -19,12 +19,14 @@ import contextlib
 import fnmatch
 import functools
 import importlib
+import sys
 import types
 from collections.abc import Callable, Iterator
 
 from torch.overrides import TorchFunctionMode
 
 from ..twins import TORCH_TWINS, TWINS
+from .after_import import after_import
 from .rules import RULES
 
 __all__ = [
@@ -97,11 +99,36 @@ def functions_at(path: str, namespace: dict | None = None) -> list[tuple[str, Ca
     return [(path, _resolve(path))]
 
 
-def twin_functions(exercise: str, namespace: dict | None = None) -> dict[Callable, str]:
+def _not_imported(path: str) -> list[str]:
+    """The names along ``path`` from its first module that is not imported yet (empty when
+    the twin at ``path`` can be reached without importing anything)."""
+    if path.startswith(NOTEBOOK):
+        return []
+    parts = path.split("*")[0].rstrip(".").split(".")
+    owner = None
+    for end, part in enumerate(parts, start=1):
+        name = ".".join(parts[:end])
+        if name in sys.modules:
+            owner = sys.modules[name]
+        elif owner is not None and part in vars(owner):  # vars: a lazy module stays lazy
+            owner = vars(owner)[part]
+            if not isinstance(owner, types.ModuleType):
+                return []
+        else:
+            return [".".join(parts[:n]) for n in range(end, len(parts) + 1)]
+    return []
+
+
+def twin_functions(
+    exercise: str, namespace: dict | None = None, *, imported_only: bool = False
+) -> dict[Callable, str]:
     """{function object: its path} of every Python twin of ``exercise`` (``functions_at``);
-    a function wrapped with ``functools.wraps`` brings the function it wraps."""
+    a function wrapped with ``functools.wraps`` brings the function it wraps. With
+    ``imported_only``, the twins of modules not imported yet are left out (none imported)."""
     found = {}
     for path in TWINS.get(exercise, ()):
+        if imported_only and _not_imported(path):
+            continue
         for name, function in functions_at(path, namespace):
             while isinstance(function, types.FunctionType) and function not in found:
                 found[function] = name
@@ -135,15 +162,27 @@ def _refusing_code(function: types.FunctionType, error: LibraryTwinError) -> typ
 @contextlib.contextmanager
 def library_twins_unavailable(exercise: str, namespace: dict | None = None) -> Iterator[None]:
     """While the block runs, every Python twin of ``exercise`` raises ``LibraryTwinError``
-    (an ``AssertionError``: the test fails) with a message that says why."""
-    swapped = []
+    (an ``AssertionError``: the test fails) with a message that says why.
+
+    A twin whose module is not imported yet cannot be reached without importing it: rather
+    than importing it here (transformers' modeling modules take seconds), its code is
+    swapped as soon as the answer imports it (``after_import``)."""
+    swapped: dict[Callable, types.CodeType] = {}
+
+    def refuse_reachable_twins() -> None:
+        for function, path in twin_functions(exercise, namespace, imported_only=True).items():
+            if function not in swapped:
+                swapped[function] = function.__code__
+                error = LibraryTwinError(_message(exercise, path))
+                function.__code__ = _refusing_code(function, error)
+
+    waiting = {name for path in TWINS.get(exercise, ()) for name in _not_imported(path)}
     try:
-        for function, path in twin_functions(exercise, namespace).items():
-            swapped.append((function, function.__code__))
-            function.__code__ = _refusing_code(function, LibraryTwinError(_message(exercise, path)))
-        yield
+        refuse_reachable_twins()
+        with after_import(waiting, refuse_reachable_twins):
+            yield
     finally:
-        for function, code in swapped:
+        for function, code in swapped.items():
             function.__code__ = code
 
 
