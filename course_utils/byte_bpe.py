@@ -6,7 +6,8 @@ emoji, typos) can be encoded and nothing is ever unknown. Two refinements from G
 
 * a **regex pre-tokenizer** first cuts the text into chunks (a word with its leading space,
   a run of up to three digits, a run of punctuation, whitespace); merges never cross a chunk
-  boundary, as the character-level learner's merges never cross a word boundary;
+  boundary, as the character-level learner's merges never cross a word boundary (GPT-4's
+  regex runs through :mod:`course_utils.pre_tokenizer`, which runs English text faster);
 * **special tokens** such as ``<|endoftext|>`` are cut out before that and get their own ids,
   but only where the caller allows them: as in ``tiktoken``, ``encode`` raises ``ValueError``
   on text that contains a special token unless ``allowed_special`` lets it through (or
@@ -70,13 +71,8 @@ import regex
 from course_utils import validation
 
 from .bpe import learn_bpe
+from .pre_tokenizer import CL100K_PATTERN, pre_tokenize_cl100k
 
-# GPT-4's pre-tokenizer: contractions, a letter run with one optional leading non-letter,
-# 1-3 digits, punctuation runs with a leading space, newlines, other whitespace.
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
 CL100K_SPECIAL_TOKENS = {
     "<|endoftext|>": 100257,
     "<|fim_prefix|>": 100258,
@@ -104,7 +100,12 @@ class UnknownTokenError(KeyError, ValueError):
 
 def pre_tokenize(text: str, pattern: str = CL100K_PATTERN) -> list[str]:
     """The chunks of ``text`` cut by the pre-tokenizer's regex (GPT-4's by default)."""
-    return regex.findall(pattern, validation.text("text", text))
+    return _pre_tokenizer(pattern)(validation.text("text", text))
+
+
+def _pre_tokenizer(pattern: str):
+    """``findall`` of ``pattern``: for GPT-4's, the faster :func:`pre_tokenize_cl100k`."""
+    return pre_tokenize_cl100k if pattern == CL100K_PATTERN else regex.compile(pattern).findall
 
 
 def _byte_pair_merge(piece: bytes, ranks: Mapping[bytes, int]) -> list[bytes]:
@@ -251,7 +252,7 @@ class BytePairTokenizer:
         self._ranks = dict(ranks)
         self._special_tokens = dict(special_tokens or {})
         self.pattern = pattern
-        self._chunks = regex.compile(pattern)
+        self._pre_tokenize = _pre_tokenizer(pattern)
         self._bytes_of = {i: token for token, i in self._ranks.items()}
         self._bytes_of.update({i: s.encode() for s, i in self._special_tokens.items()})
         self._special_of_bytes = {s.encode(): i for s, i in self._special_tokens.items()}
@@ -323,7 +324,7 @@ class BytePairTokenizer:
 
     def pre_tokenize(self, text: str) -> list[str]:
         """The chunks of ``text`` cut by the pre-tokenizer's regex (no special tokens)."""
-        return self._chunks.findall(validation.text("text", text))
+        return self._pre_tokenize(validation.text("text", text))
 
     def _encode_chunk(self, chunk: str) -> list[int]:
         """The ids of one chunk, computed once and then cached. A chunk that is one token
@@ -344,7 +345,7 @@ class BytePairTokenizer:
         ids: list[int] = []
         cached, encode_chunk = self._cache.get, self._encode_chunk
         try:
-            for chunk in self._chunks.findall(text):
+            for chunk in self._pre_tokenize(text):
                 ids += cached(chunk) or encode_chunk(chunk)
         except UnicodeEncodeError:  # a surrogate, which UTF-8 cannot encode
             return self.encode_ordinary(_without_surrogates(text))

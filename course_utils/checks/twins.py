@@ -103,6 +103,7 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.byte_bpe.BytePairTokenizer.pre_tokenize",
         "course_utils.byte_bpe.BytePairTokenizer.tokens",
         "course_utils.byte_bpe.pre_tokenize",
+        "course_utils.pre_tokenizer.*",
         "course_utils.byte_bpe._byte_pair_merge",
         "course_utils.checks.bpe._model_encode",
         "tiktoken.Encoding.encode",
