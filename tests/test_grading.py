@@ -38,6 +38,32 @@ CASES = all_cases()
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", flags=re.S)
 
 
+def submissions(assignment: str, kind: str) -> dict[str, dict[str, str]]:
+    """{student: answers} of the ``WRONG`` or ``CORRECT`` cases of ``assignment``, those
+    of different answer cells handed in together by one student named after them all
+    (``rope_halves__no_biases_and_separate_argmax``).
+
+    A WRONG case already holds mistakes in several cells, each of which must score 0 on its
+    own test cell and leave every other cell at full marks; a submission of several cases
+    is one such case. Each kernel costs seconds (06's: about 15 s of 2 cores), and 06's 24
+    WRONG and CORRECT cases are graded as 9 submissions. A case module whose answers are
+    worked for the student's own id (``PER_STUDENT``, 04's numbers) keeps one each.
+    """
+    cases = getattr(CASES[assignment], kind)
+    if getattr(CASES[assignment], "PER_STUDENT", False):
+        return dict(cases)
+    together: list[tuple[list[str], dict[str, str]]] = []  # (the cases, their answers)
+    for name, answers in cases.items():
+        for names, taken in together:
+            if not taken.keys() & answers.keys():
+                names.append(name)
+                taken.update(answers)
+                break
+        else:
+            together.append(([name], dict(answers)))
+    return {"__".join(names): answers for names, answers in together}
+
+
 def solution_notebook(assignment):
     return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
 
@@ -56,10 +82,10 @@ def graded(course, assignments) -> Course:
     for assignment in assignments:
         submit(course, assignment, "solution", solution_cells(assignment))
         submit(course, assignment, "blank", {})
-        cases = CASES[assignment]
-        for student, answers in {**cases.WRONG, **cases.CORRECT}.items():
-            submit(course, assignment, student, {**solution_cells(assignment), **answers})
-        for student, cheats in cases.CHEAT.items():
+        for kind in ("WRONG", "CORRECT"):
+            for student, answers in submissions(assignment, kind).items():
+                submit(course, assignment, student, {**solution_cells(assignment), **answers})
+        for student, cheats in CASES[assignment].CHEAT.items():
             answers = {grade_id: cheat.code for grade_id, cheat in cheats.items()}
             submit(course, assignment, student, {**solution_cells(assignment), **answers})
     # Without the self-check (grader.selfcheck, tests/grader/test_selfcheck.py): it would grade
@@ -125,7 +151,7 @@ def test_on_the_blank_release_only_the_answers_and_their_tests_fail(graded, assi
 
 def test_a_wrong_answer_loses_its_own_points_and_no_others(cells, assignments):
     for assignment in assignments:
-        for student, answers in CASES[assignment].WRONG.items():
+        for student, answers in submissions(assignment, "WRONG").items():
             got, maxima = scores_of(cells, assignment, student)
             lost = {f"test_{grade_id}" for grade_id in answers}
             assert lost <= set(got), f"{assignment}: no test cells for {lost - set(got)}"
@@ -135,7 +161,7 @@ def test_a_wrong_answer_loses_its_own_points_and_no_others(cells, assignments):
 
 def test_a_correct_alternative_gets_every_point(cells, assignments):
     for assignment in assignments:
-        for student in CASES[assignment].CORRECT:
+        for student in submissions(assignment, "CORRECT"):
             got, maxima = scores_of(cells, assignment, student)
             assert got == maxima, f"{assignment}/{student} is right but lost points"
 
@@ -177,7 +203,7 @@ def test_answers_that_import_a_library_twin_are_flagged(graded, assignments, tmp
     flagged = 0
     for assignment in assignments:
         assert rows["solution", assignment]["flags"] == "", assignment
-        for student, answers in CASES[assignment].WRONG.items():
+        for student, answers in submissions(assignment, "WRONG").items():
             for grade_id, code in answers.items():
                 if checks.imported_twins(code, grade_id):
                     assert f"cell {grade_id} imports" in rows[student, assignment]["flags"]

@@ -18,6 +18,11 @@ and a third, student id -> {answer cell grade_id: ``Cheat``}:
 
 Every answer cell needs at least one WRONG and one CORRECT case, and every notebook a
 CHEAT case (tests/test_grading.py checks).
+
+The round trip hands in WRONG cases of different answer cells as one submission, and
+CORRECT cases the same way (tests/test_grading.py, ``submissions``); a CHEAT case is always
+a submission of its own. A module whose answers are worked for the student's own id (04's
+numbers by hand) sets ``PER_STUDENT = True``, and each of its cases is its own student.
 """
 
 import importlib

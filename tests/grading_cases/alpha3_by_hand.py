@@ -8,6 +8,8 @@ from course_utils.by_hand import OwnSentence, sentence_of
 from tests.grading_cases import Cheat
 
 ASSIGNMENT = "04_alpha3_by_hand"
+# The by-hand answers are worked for the student's own id: each case is its own student.
+PER_STUDENT = True
 RELEASE = Path(__file__).resolve().parents[2] / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 
 
