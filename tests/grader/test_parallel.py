@@ -1,8 +1,10 @@
 """The same grades whatever runs the jobs: one worker, two, or a Dask cluster; and the
 lock that keeps two grading runs from writing the gradebook at once."""
 
+import os
 import threading
 import time
+from unittest.mock import patch
 
 import pytest
 from distributed import LocalCluster
@@ -60,8 +62,12 @@ def test_two_workers_leave_the_gradebook_as_one_does(serial, tmp_path):
 
 
 def test_a_dask_cluster_grades_the_same(serial, tmp_path):
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster:
+    # patch.dict gives os.environ back as it was: Dask's nanny writes its workers'
+    # environment (OMP_NUM_THREADS=1 and the like, "pre-spawn-environ") into the process
+    # that starts them, and every kernel started later in this session, nbval's too, would
+    # run torch on one thread (06's first demo: 35 s instead of 18).
+    with patch.dict(os.environ), LocalCluster(n_workers=2, threads_per_worker=1,
+                                              processes=True, dashboard_address=None) as cluster:
         course = graded_course(tmp_path, scheduler=cluster.scheduler_address)
     assert gradebook_scores(course) == serial
 
