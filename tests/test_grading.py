@@ -38,22 +38,27 @@ CASES = all_cases()
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", flags=re.S)
 
 
-def submissions(assignment: str, kind: str) -> dict[str, dict[str, str]]:
-    """{student: answers} of the ``WRONG`` or ``CORRECT`` cases of ``assignment``, those
-    of different answer cells handed in together by one student named after them all
-    (``rope_halves__no_biases_and_separate_argmax``).
+def submissions(assignment: str, kind: str) -> dict[str, dict]:
+    """{student: answers} of the ``WRONG``, ``CORRECT`` or ``CHEAT`` cases of
+    ``assignment``, those of different answer cells handed in together by one student named
+    after them all (``rope_halves__no_biases_and_separate_argmax``).
 
     A WRONG case already holds mistakes in several cells, each of which must score 0 on its
     own test cell and leave every other cell at full marks; a submission of several cases
-    is one such case. Each kernel costs seconds (06's: about 15 s of 2 cores), and 06's 24
-    WRONG and CORRECT cases are graded as 9 submissions. A case module whose answers are
-    worked for the student's own id (``PER_STUDENT``, 04's numbers) keeps one each.
+    is one such case. Each kernel costs seconds (06's: about 15 s of 2 cores), and 06's 31
+    cases are graded as 13 submissions. Cheats handed in together must also leave every
+    other cell its points. A case stays alone when its answers are worked for
+    the student's own id (``PER_STUDENT``, 04's numbers) or when it is a cheat to be flagged
+    (a hook or mode left behind reaches the cells after it).
     """
-    cases = getattr(CASES[assignment], kind)
-    if getattr(CASES[assignment], "PER_STUDENT", False):
-        return dict(cases)
-    together: list[tuple[list[str], dict[str, str]]] = []  # (the cases, their answers)
-    for name, answers in cases.items():
+    module = CASES[assignment]
+    alone: dict[str, dict] = {}
+    together: list[tuple[list[str], dict]] = []  # (the cases, their answers)
+    for name, answers in getattr(module, kind).items():
+        if getattr(module, "PER_STUDENT", False) or any(
+                getattr(answer, "flagged", False) for answer in answers.values()):
+            alone[name] = answers
+            continue
         for names, taken in together:
             if not taken.keys() & answers.keys():
                 names.append(name)
@@ -61,7 +66,7 @@ def submissions(assignment: str, kind: str) -> dict[str, dict[str, str]]:
                 break
         else:
             together.append(([name], dict(answers)))
-    return {"__".join(names): answers for names, answers in together}
+    return {**alone, **{"__".join(names): answers for names, answers in together}}
 
 
 def solution_notebook(assignment):
@@ -85,7 +90,7 @@ def graded(course, assignments) -> Course:
         for kind in ("WRONG", "CORRECT"):
             for student, answers in submissions(assignment, kind).items():
                 submit(course, assignment, student, {**solution_cells(assignment), **answers})
-        for student, cheats in CASES[assignment].CHEAT.items():
+        for student, cheats in submissions(assignment, "CHEAT").items():
             answers = {grade_id: cheat.code for grade_id, cheat in cheats.items()}
             submit(course, assignment, student, {**solution_cells(assignment), **answers})
     # Without the self-check (grader.selfcheck, tests/grader/test_selfcheck.py): it would grade
@@ -170,9 +175,13 @@ def test_a_cheat_scores_zero_on_its_exercise_or_is_flagged_as_it_says(cells, ass
                                                                      graded, tmp_path):
     rows = grade_rows(graded, tmp_path)
     for assignment in assignments:
-        for student, cheats in CASES[assignment].CHEAT.items():
-            got, _ = scores_of(cells, assignment, student)
+        for student, cheats in submissions(assignment, "CHEAT").items():
+            got, maxima = scores_of(cells, assignment, student)
             flags = rows[student, assignment]["flags"]
+            if "__" in student:  # cheats handed in together: none costs another cell points
+                honest = {name for name in got if name.removeprefix("test_") not in cheats}
+                assert {name: got[name] for name in honest} == {
+                    name: maxima[name] for name in honest}, f"{assignment}/{student}"
             for grade_id, cheat in cheats.items():
                 assert cheat.zero or cheat.flagged, f"{student}: {grade_id} expects nothing"
                 if cheat.zero:

@@ -20,9 +20,10 @@ Every answer cell needs at least one WRONG and one CORRECT case, and every noteb
 CHEAT case (tests/test_grading.py checks).
 
 The round trip hands in WRONG cases of different answer cells as one submission, and
-CORRECT cases the same way (tests/test_grading.py, ``submissions``); a CHEAT case is always
-a submission of its own. A module whose answers are worked for the student's own id (04's
-numbers by hand) sets ``PER_STUDENT = True``, and each of its cases is its own student.
+CORRECT and CHEAT cases the same way (tests/test_grading.py, ``submissions``); a CHEAT case
+with a cell to be flagged (a hook or mode left behind) is a submission of its own. A module
+whose answers are worked for the student's own id (04's numbers by hand) sets
+``PER_STUDENT = True``, and each of its cases is its own student.
 """
 
 import importlib
