@@ -6,7 +6,7 @@ Its classes are Unicode ones (``\p{L}`` a letter of any script, ``\p{N}`` a numb
 Python's own ``re`` does not have, so the pattern runs on the ``regex`` package.
 
 On ASCII those classes are small sets: ``\p{L}`` is ``[A-Za-z]``, ``\p{N}`` is ``[0-9]``
-and ``\s`` is ``[\t\n\x0b\x0c\r ]`` (checked against ``regex`` in tests/test_byte_bpe.py).
+and ``\s`` is ``[\t\n\x0b\x0c\r ]`` (checked against ``regex`` in tests/test_pre_tokenizer.py).
 Written with them, the same pattern runs on ``re`` about twice as fast (``make bench``).
 :func:`pre_tokenize_cl100k` gives exactly ``regex.findall(CL100K_PATTERN, text)``: the
 ASCII stretches of the text go through ``re``, and each stretch around a character above
