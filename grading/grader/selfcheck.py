@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader import gradebook, runner, steps
+from grader import gradebook, runner, state, steps
 from grader.course import Course
 from grader.machine import default_workers
 from grader.sandbox import Limits, read_only_folders, unavailable
@@ -248,9 +248,5 @@ def _load(course: Course) -> dict:
 def _remember(course: Course, assignment: str, entry: dict) -> None:
     """Add ``assignment``'s success to the file as it is now (another process, the
     on-submission service, may have added its own since this one read it)."""
-    path = course.root / CACHE_FILE
     cache = _load(course) | {assignment: entry}
-    with tempfile.NamedTemporaryFile("w", dir=course.root, prefix=f".{CACHE_FILE}.",
-                                     delete=False) as temporary:
-        json.dump(cache, temporary, indent=1, sort_keys=True)
-    Path(temporary.name).replace(path)  # atomic: a crash never leaves half a file
+    state.write_json(course.root / CACHE_FILE, dict(sorted(cache.items())))

@@ -6,6 +6,7 @@ the flags, which grades.csv and the class report show.
 """
 
 import json
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -33,13 +34,19 @@ def read_records(path: Path, record_type: type) -> dict:
     return {key: record_type(**fields) for key, fields in json.loads(path.read_text()).items()}
 
 
+def write_json(path: Path, data: dict) -> None:
+    """``data`` as JSON at ``path``, replaced atomically through a temporary file of its
+    own: a crash never leaves half a file, and two processes writing at once never share
+    one temporary name."""
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.",
+                                     delete=False) as temporary:
+        json.dump(data, temporary, indent=1, ensure_ascii=False)
+    Path(temporary.name).replace(path)
+
+
 def write_records(path: Path, records: dict) -> None:
-    """``records`` (dataclasses by key) as JSON, keys sorted, replacing ``path`` atomically:
-    a crash never leaves half a file."""
-    ordered = {key: asdict(records[key]) for key in sorted(records)}
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(ordered, indent=1, ensure_ascii=False))
-    temporary.replace(path)
+    """``records`` (dataclasses by key) as JSON, keys sorted (:func:`write_json`)."""
+    write_json(path, {key: asdict(records[key]) for key in sorted(records)})
 
 
 def load(course: Course) -> dict[str, Outcome]:
