@@ -59,11 +59,32 @@ c.Autograde.autograde_preprocessors = [
 # rather than ask it to shut down and wait (0.1 s instead of 0.7 s per submission).
 c.Execute.shutdown_kernel = "immediate"
 
-# Feedback shows each test's result and message, never the hidden tests' code
-# (grader.feedback; the TA tools are installed with `pip install -e grading`).
+# The release leaves out the source's worked answers (cells tagged "worked-answer",
+# grader.worked_answers) before any of nbgrader's steps sees them; the rest is nbgrader's
+# own list (tests/grader/test_worked_answers.py checks that it is nbgrader's default).
+c.GenerateAssignment.preprocessors = [
+    "grader.worked_answers.RemoveWorkedAnswers",
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearSolutions",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# Feedback shows each test's result and message, never the hidden tests' code, and after
+# the due date (the gradebook's, `make publish DUEDATE=...`) the worked answers under their
+# exercises (grader.feedback; the TA tools are installed with `pip install -e grading`).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "grader.feedback.HideTestCode",
+    "grader.feedback.ShowWorkedAnswers",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 

@@ -49,7 +49,19 @@ TESTS = {
 }
 
 
-def tiny_source() -> nbformat.NotebookNode:
+# Worked answers (grader.worked_answers), each under its exercise: {the cell it follows:
+# its text}; tiny_source(worked=True) has them.
+WORKED = {
+    "test_double": "Worked answer to double: twice x is x added to itself.",
+    "written": "Worked answer to why: doubling adds a number to itself.",
+}
+
+
+def worked_cell(text: str) -> nbformat.NotebookNode:
+    return new_markdown_cell(text, metadata={"tags": ["worked-answer"]})
+
+
+def tiny_source(worked: bool = False) -> nbformat.NotebookNode:
     cells = [
         new_markdown_cell("# A tiny assignment"),
         new_code_cell("import numpy as np", metadata=_grade("setup", "setup")),
@@ -60,18 +72,24 @@ def tiny_source() -> nbformat.NotebookNode:
         new_markdown_cell("Why?\n\n=== BEGIN MARK SCHEME ===\nAny reason.\n"
                           "=== END MARK SCHEME ===", metadata=_grade("written", "written", 1)),
     ]
+    if worked:
+        for grade_id, text in WORKED.items():
+            after = next(i for i, cell in enumerate(cells)
+                         if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+            cells.insert(after + 1, worked_cell(text))
     notebook = new_notebook(cells=cells)
     notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3",
                                     "language": "python"}
     return notebook
 
 
-def make_tiny_course(root) -> Course:
-    """A course in ``root`` whose one assignment is ``tiny``, released."""
+def make_tiny_course(root, worked: bool = False) -> Course:
+    """A course in ``root`` whose one assignment is ``tiny`` (with worked answers if
+    ``worked``), released."""
     (root / "grading").mkdir(parents=True)
     shutil.copy(REPO / "grading" / "nbgrader_config.py", root / "grading")
     (root / "solutions" / ASSIGNMENT).mkdir(parents=True)
-    nbformat.write(tiny_source(), root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    nbformat.write(tiny_source(worked), root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
     (root / "notebooks").mkdir()
     course = Course(root / "grading")
     assert not release(course)
