@@ -1,30 +1,14 @@
 # Thin targets; the work is done by pip, pytest, JupyterLab and the TA tools (grading/grader).
 # `make lab` and `make test` set everything up on a fresh machine (Python 3.11+ and make).
 
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# The students' targets, setup and lab (.venv, PYTHON, BIN, STAMP, the exported PATH, HF_*
+# and LAB_FLAGS), are the student edition's own Makefile, the same for everyone.
+include tools/student_edition/Makefile
+
 DEV    := $(VENV)/.installed-dev
 
-# Kernels started by Jupyter, nbval and nbgrader are found on PATH: use the venv's.
-export PATH := $(CURDIR)/$(BIN):$(PATH)
-export HF_HUB_OFFLINE := 1
-export TRANSFORMERS_OFFLINE := 1
-# Jupyter refuses to run as root (containers, CI) unless told to.
-LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
-
-.PHONY: setup lab formgrader test collect release autograde feedback grades report bench clean \
-	npm slides slide-metadata present publish hub test-hub test-browser similarity
-
-setup: $(STAMP)
-
-$(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version.split()[0]'
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
-	touch $(STAMP)
+.PHONY: formgrader test collect release autograde feedback grades report bench clean \
+	npm slides slide-metadata present publish hub test-hub test-browser similarity student-edition
 
 # The TAs' tools (grading/grader, not part of the students' package), and bubblewrap,
 # the sandbox of the grading kernels (installed when missing and we may: as root).
@@ -41,8 +25,12 @@ $(DEV): $(TA)
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(DEV)
 
-lab: setup
-	$(BIN)/jupyter lab $(LAB_FLAGS) notebooks/
+# What students receive (README, "Instructors"): the release, course_utils, the environment
+# files and the students' README and Makefile (tools/student_edition/), written to DEST as a
+# new git repository with one commit. Only Python's standard library: no set-up needed.
+student-edition:
+	@test -n "$(DEST)" || { echo "Say where: make student-edition DEST=<a new folder>" >&2; exit 1; }
+	$(PYTHON) -m tools.student_edition "$(DEST)"
 
 # The TAs' JupyterLab: nbgrader's Formgrader reads grading/nbgrader_config.py.
 formgrader: $(TA)
