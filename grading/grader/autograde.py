@@ -23,7 +23,7 @@ from pathlib import Path
 import nbformat
 from filelock import FileLock
 
-from grader import execute, gradebook, runner, selfcheck, state, steps
+from grader import execute, gradebook, runner, selfcheck, similarity_reference, state, steps
 from grader.course import Course
 from grader.machine import default_workers
 from grader.sandbox import Limits, unavailable
@@ -54,7 +54,8 @@ def lock(course: Course) -> FileLock:
 
 
 def flags(source: nbformat.NotebookNode, context: ScanContext, submission: Submission) -> list[str]:
-    """Lines that tamper with what the tests rely on, or answers that import a library twin.
+    """Lines that tamper with what the tests rely on, answers that import a library twin,
+    and answers alike a function of course_utils (grader.similarity_reference).
 
     Scanned: the answer cells, and every other code cell nbgrader does not restore from the
     gradebook (cells a student added or edited), in which only what the instructor's own
@@ -78,7 +79,7 @@ def flags(source: nbformat.NotebookNode, context: ScanContext, submission: Submi
         found += [str(flag) for flag in new]
         if grade.get("solution"):
             found += [f"cell {name} imports {twin}" for twin in imported_twins(cell.source, name)]
-    return found
+    return found + similarity_reference.flags(source, submission.notebook)
 
 
 def autograde(

@@ -16,8 +16,13 @@ say so, and such a cell's matches are marked and ranked after the others:
 * in the class itself, when at least ``CLASS_SHARE`` of a cell's (at least ``CLASS_MIN``)
   answers match another one: copying is rarely that common, a natural answer is.
 
-``write_csv(matches, path)`` writes grading/similarity.csv, one row per match, unmarked
-cells first, most similar first.
+Every code answer is also compared with the course's own code (grader.similarity_reference:
+the functions of course_utils and its checks, and the instructor's answer of the cell): a
+match is a :class:`Match` whose ``student_b`` is the source (``course_utils.bpe.merge_pair``,
+``solution of merge_pair``), ranked before the pairs of students.
+
+``write_csv(matches, path)`` writes grading/similarity.csv, one row per match, references
+first, then unmarked cells, most similar first.
 """
 
 import csv
@@ -29,7 +34,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader import similarity_baseline
+from grader import similarity_baseline, similarity_reference
 from grader.course import Course
 from grader.machine import default_workers
 from grader.similarity_fingerprint import (
@@ -49,11 +54,13 @@ NATURAL = 0.5
 CLASS_SHARE = 0.25
 CLASS_MIN = 20
 CSV_COLUMNS = ("assignment", "cell", "student_a", "student_b", "similarity", "note")
+REFERENCE_NOTE = "student_b is the course's own code"
 
 
 @dataclass(frozen=True)
 class Match:
-    """Two students' answers of one cell that are alike."""
+    """Two students' answers of one cell that are alike, or a student's answer and the
+    course's own code (``reference``: student_b is then the code's name)."""
 
     assignment: str
     cell: str  # the answer cell's grade_id
@@ -63,6 +70,7 @@ class Match:
     note: str  # why the cell may have one natural answer; "" when nothing says so
     answer_a: Answer = field(repr=False, compare=False)
     answer_b: Answer = field(repr=False, compare=False)
+    reference: bool = False
 
     @property
     def text_a(self) -> str:
@@ -179,11 +187,11 @@ def assignment_matches(course: Course, assignment: str, threshold: float) -> lis
     answers, unread = class_answers(course, assignment)
     for reason in unread:
         print(f"similarity: not compared, {reason}", file=sys.stderr)
+    matches = reference_matches(course, assignment, answers, threshold)
     if len(answers) < 2:
-        return []
+        return matches
     release = read_release(course, assignment)
     baselines = similarity_baseline.load().get(assignment, {})
-    matches = []
     for grade_id, (kind, released) in release.cells.items():
         texts = {student: cells[grade_id] for student, cells in answers.items()
                  if grade_id in cells}
@@ -194,10 +202,33 @@ def assignment_matches(course: Course, assignment: str, threshold: float) -> lis
     return matches
 
 
+def reference_matches(course: Course, assignment: str, answers: dict[str, dict],
+                       threshold: float) -> list[Match]:
+    """Each student's code answers alike the course's own code (grader.similarity_reference),
+    at ``threshold`` or at the threshold of autograde's flags, whichever is lower: the
+    report names at least what the flags name."""
+    threshold = min(threshold, similarity_reference.THRESHOLD)
+    source = nbformat.read(course.source / assignment / f"{assignment}.ipynb", as_version=4)
+    references = similarity_reference.references(source)
+    found = {}  # (cell, text): its matches, for alike texts (blank answers, often) once
+    matches = []
+    for student, cells in sorted(answers.items()):
+        for cell, text in cells.items():
+            if cell not in references.released:
+                continue
+            if (cell, text) not in found:
+                found[cell, text] = similarity_reference.pasted(cell, text, references, threshold)
+            matches += [Match(assignment, cell, student, pasted.source, pasted.similarity,
+                              REFERENCE_NOTE, pasted.answer, pasted.reference, reference=True)
+                        for pasted in found[cell, text]]
+    return matches
+
+
 def ranked(matches: list[Match]) -> list[Match]:
-    """Unmarked cells first, then the most similar first (then by name, for a stable order)."""
-    return sorted(matches, key=lambda m: (bool(m.note), -m.similarity, m.assignment, m.cell,
-                                          m.student_a, m.student_b))
+    """The course's own code first, then unmarked cells, then the most similar first (then
+    by name, for a stable order)."""
+    return sorted(matches, key=lambda m: (not m.reference, bool(m.note), -m.similarity,
+                                          m.assignment, m.cell, m.student_a, m.student_b))
 
 
 def _matches_at(root: Path, assignment: str, threshold: float) -> list[Match]:

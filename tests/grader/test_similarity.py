@@ -17,17 +17,22 @@ import difflib
 import io
 import itertools
 import re
+import shutil
 import tokenize
 
+import nbformat
 import pytest
 from copydetect import compare_files
 
-from grader import similarity
+from grader import similarity, similarity_reference
 from grader.__main__ import main
+from grader.autograde import flags
 from grader.course import Course
 from grader.report import render_report
 from grader.similarity_baseline import DERIVED, course_answers, load, measure
 from grader.similarity_fingerprint import answer, candidates, compare
+from grader.submissions import Submission
+from grader.tamper import read_scan_context
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
 from tests.nbgrader_course import solution_cells, submit
@@ -175,7 +180,7 @@ def test_copies_are_found_at_the_right_cells(matches):
     copiers = {"ada", "bea", "cai"}
     found = {}
     for m in matches:
-        if {m.student_a, m.student_b} & copiers:
+        if {m.student_a, m.student_b} & copiers and not m.reference:
             found.setdefault((m.student_a, m.student_b), []).append((m.assignment, m.cell))
     assert {pair: sorted(cells) for pair, cells in found.items()} == {
         pair: sorted(cells) for pair, cells in COPIED.items()}
@@ -207,15 +212,22 @@ def test_blank_and_empty_answers_match_no_one(matches):
     assert not [m for m in matches if {m.student_a, m.student_b} & blanks]
 
 
-def test_independent_answers_are_below_the_threshold(tmp_path):
-    """Every pair the detector finds among the honest students of every notebook is one text
-    edited (the oracle above); none is found among the independent right answers."""
+@pytest.fixture(scope="module")
+def honest_class(tmp_path_factory) -> list[similarity.Match]:
+    """The matches of the honest students of every notebook."""
     assignments = sorted(all_cases())
-    course = make_class(tmp_path, assignments)
+    course = make_class(tmp_path_factory.mktemp("honest"), assignments)
     for assignment in assignments:
         for student, answers in honest_students(assignment).items():
             submit(course, assignment, student, answers)
-    found = similarity.similar_answers(course)
+    return similarity.similar_answers(course)
+
+
+def test_independent_answers_are_below_the_threshold(honest_class):
+    """Every pair the detector finds among the honest students of every notebook is one text
+    edited (the oracle above); none is found among the independent right answers."""
+    assignments = sorted(all_cases())
+    found = [m for m in honest_class if not m.reference]
     honest = {assignment: honest_students(assignment) for assignment in assignments}
     for m in found:
         texts = honest[m.assignment]
@@ -264,11 +276,12 @@ def test_the_csv_and_the_command(copying_class, matches, monkeypatch):
     with open(copying_class.root / "similarity.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert tuple(rows[0]) == similarity.CSV_COLUMNS
-    expected = [m for m in matches if m.similarity >= 0.9]
+    # the course's own code is named at the flags' threshold when SIMILARITY is higher
+    expected = [m for m in matches if m.reference or m.similarity >= 0.9]
     assert [(r["cell"], r["student_a"], r["student_b"]) for r in rows] == [
         (m.cell, m.student_a, m.student_b) for m in expected]
-    values = [float(r["similarity"]) for r in rows]
-    assert values == sorted(values, reverse=True) and min(values) >= 0.9
+    pairs = [float(r["similarity"]) for r in rows if r["note"] != similarity.REFERENCE_NOTE]
+    assert pairs == sorted(pairs, reverse=True) and min(pairs) >= 0.9
 
 
 @pytest.mark.parametrize("value", ["1.5", "0", "most", ""])
@@ -332,3 +345,96 @@ def test_a_submission_that_is_not_a_notebook_is_named_and_the_others_compared(tm
     assert {(m.student_a, m.student_b) for m in found} == {("ada", "bea")}
     error = capsys.readouterr().err
     assert f"similarity: not compared, cy/{A04}: the notebook is not JSON" in error
+
+
+# --- answers pasted from the course's own code -----------------------------------------------
+
+A03 = "03_bpe"
+MARGIN = 0.25  # how far below the threshold independent right answers stay (README, TAs)
+PASTED = {  # the CHEAT cases that paste the course's code (renamed, re-commented, re-ordered)
+    (A03, "merge_pair"): ("pasted_from_course_utils", "course_utils.bpe.merge_word"),
+    (A02, "sgd_step"): ("pasted_from_the_check", "course_utils.checks.skipgram._window_gradient"),
+}
+
+
+def instructor_notebook(assignment: str):
+    return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
+
+
+def pasted_code(assignment: str, cell: str) -> str:
+    case, _ = PASTED[assignment, cell]
+    return all_cases()[assignment].CHEAT[case][cell].code
+
+
+def handed_in(assignment: str, answers: dict[str, str]):
+    """The release of ``assignment`` with the solution's answers, and ``answers`` over them."""
+    notebook = nbformat.read(REPO / "notebooks" / assignment / f"{assignment}.ipynb",
+                             as_version=4)
+    typed = {**solution_cells(assignment), **answers}
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in typed:
+            cell.source = typed[grade_id]
+    return notebook
+
+
+@pytest.mark.parametrize(("assignment", "cell"), sorted(PASTED))
+def test_a_pasted_reference_is_named_with_its_source(assignment, cell):
+    references = similarity_reference.references(instructor_notebook(assignment))
+    found = similarity_reference.pasted(cell, pasted_code(assignment, cell), references,
+                                        similarity_reference.THRESHOLD)
+    assert [match.source for match in found] == [PASTED[assignment, cell][1]]
+
+
+def test_autograde_flags_a_pasted_reference_beside_its_cell():
+    """Among the flags of ``make autograde``; the solution's answers in the other cells (the
+    instructor's, who also wrote course_utils) are not flagged."""
+    source = instructor_notebook(A03)
+    notebook = handed_in(A03, {"merge_pair": pasted_code(A03, "merge_pair")})
+    found = flags(source, read_scan_context(source), Submission("dee", A03, notebook=notebook))
+    assert len(found) == 1, found
+    flag = re.fullmatch(r"cell merge_pair matches course_utils\.bpe\.merge_word "
+                        r"\(similarity (0\.\d\d|1\.00)\)", found[0])
+    assert flag and float(flag[1]) >= similarity_reference.THRESHOLD, found
+    solution = handed_in(A03, {})
+    assert flags(source, read_scan_context(source), Submission("s", A03, notebook=solution)) == []
+
+
+def test_independent_answers_name_no_reference(honest_class):
+    """No CORRECT case comes within MARGIN of the threshold of any reference; the solution
+    student is named only as the instructor's answer of each cell, which it is."""
+    for assignment, cases in sorted(all_cases().items()):
+        references = similarity_reference.references(instructor_notebook(assignment))
+        for student, answers in cases.CORRECT.items():
+            if student == DERIVED:
+                continue
+            for cell, code in answers.items():
+                if cell in references.released:
+                    near = similarity_reference.pasted(
+                        cell, code, references, similarity_reference.THRESHOLD - MARGIN)
+                    assert not near, (assignment, student, [(m.source, m.similarity)
+                                                           for m in near])
+    named = {(m.assignment, m.student_a, m.cell, m.student_b)
+             for m in honest_class if m.reference and m.student_a == "solution"}
+    assert named and all(source == f"solution of {cell}" for _, _, cell, source in named)
+
+
+def test_the_similarity_step_names_a_pasted_reference_side_by_side(copying_class, tmp_path):
+    submit(copying_class, A02, "dee", {"sgd_step": pasted_code(A02, "sgd_step")})
+    try:
+        found = similarity.similar_answers(copying_class, [A02])
+    finally:
+        shutil.rmtree(copying_class.folder("submitted", "dee", A02).parent)
+    source = PASTED[A02, "sgd_step"][1]
+    match = next(m for m in found if m.student_a == "dee")
+    assert (match.cell, match.student_b, match.reference) == ("sgd_step", source, True)
+    assert found[0].reference, "the course's own code is ranked first"
+    similarity.write_csv(found, tmp_path / "similarity.csv")
+    with open(tmp_path / "similarity.csv", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["student_a"] == "dee"]
+    assert [(r["cell"], r["student_b"], r["note"]) for r in rows] == [
+        ("sgd_step", source, similarity.REFERENCE_NOTE)]
+    page = render_report([], [], found)
+    shown = page[page.index(f'<th scope="col">{source}</th>'):]
+    assert "<mark>" in shown[:shown.index("</table>")]
+    assert "torch.bincount" in shown[:shown.index("</table>")]

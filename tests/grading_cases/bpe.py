@@ -519,4 +519,30 @@ def merge_chunk(piece, ranks):
     return mine.decode_tokens_bytes(mine.encode_ordinary_batch([piece.decode("utf-8")])[0])
 """, zero=True),
     },
+    # course_utils.bpe's merge_pair and merge_word pasted: names changed, comments of its
+    # own, the helper after its caller. Full marks; the cell is flagged with its source.
+    "pasted_from_course_utils": {
+        "merge_pair": Cheat("""
+def merge_pair(corpus, pair):
+    # build the new corpus word by word
+    out: dict = {}
+    for w, n in corpus.items():
+        joined = join_in_word(w, pair)
+        out[joined] = out.get(joined, 0) + n   # two words may become the same one
+    return out
+
+
+def join_in_word(w, pair):
+    first, second = pair
+    result, k = [], 0
+    while k < len(w):
+        if k + 1 < len(w) and w[k] == first and w[k + 1] == second:
+            result.append(first + second)   # the merged token
+            k += 2
+        else:
+            result.append(w[k])
+            k += 1
+    return tuple(result)
+""", zero=False, flagged=True),
+    },
 }

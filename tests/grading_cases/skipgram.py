@@ -335,4 +335,31 @@ def sgd_step(W, ids, t, c, lr):
     return loss.detach(), leaf.grad, W - lr * leaf.grad
 """, zero=True),
     },
+    # the closed form of course_utils.checks.skipgram._window_gradient pasted as a block:
+    # names changed, comments of its own, its loss by cross-entropy as the helper has it.
+    # Full marks; the cell is flagged with its source.
+    "pasted_from_the_check": {
+        "sgd_step": Cheat("""
+def sgd_step(W, ids, t, c, lr):
+    size = ids.numel()
+    near = [t + o for o in range(-c, c + 1) if o != 0 and 0 <= t + o < size]
+    centre = int(ids[t])
+    scores = (W @ W[centre])[None, :].expand(len(near), -1)
+    loss = F.cross_entropy(scores, ids[near], reduction="sum")
+    probs = torch.softmax(W @ W[centre], dim=0)
+    seen = torch.bincount(ids[near], minlength=W.shape[0]).to(W.dtype)
+    predicted = len(near) * probs
+
+    def grad_of(diff, as_centre=True, as_context=True):
+        out = torch.zeros_like(W)
+        if as_context:
+            out += diff[:, None] * W[centre][None, :]   # every row, as an output vector
+        if as_centre:
+            out[centre] += diff @ W                      # and the centre's own row
+        return out
+
+    g = grad_of(predicted - seen)
+    return loss, g, W - lr * g
+""", zero=False, flagged=True),
+    },
 }
