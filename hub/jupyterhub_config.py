@@ -48,23 +48,42 @@ import sys
 from pathlib import Path
 
 from jupyterhub.spawner import SimpleLocalProcessSpawner
+from traitlets.log import get_logger
 
-from grader import exchange
+from grader import exchange, student_server
 from grader.course import Course
-from grader.sandbox import PASSED_ON
+from grader.sandbox import PASSED_ON, problem
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tools/: what students receive
+from tools.student_edition import COPIED  # noqa: E402
+
 COURSE = Course(Path(os.environ.get("COURSE_ROOT", REPO / "grading")))
 DATA = Path(os.environ.get("COURSE_HUB_DATA", REPO / "hub" / "data")).resolve()
 INSTRUCTORS = {name.strip() for name in os.environ.get("COURSE_INSTRUCTORS", "instructor")
                .split(",") if name.strip()}
 BIN = Path(sys.executable).parent  # this environment's: the hub's, the servers', the kernels'
+SERVER = [str(BIN / "jupyterhub-singleuser")]
 
 ROLES = REPO / "deploy" / "jupyter"  # nbgrader's tools of a student, of an instructor
+# What a student's server sees of this repository: the edition's folders taken unchanged
+# (the edition's README, Makefile and pyproject.toml are its own, not these).
+RECEIVED = [REPO / name for name in COPIED]
+SANDBOX_PROBLEM = problem()
 
 DATA.mkdir(parents=True, exist_ok=True)
+LOG = get_logger()
+if SANDBOX_PROBLEM:
+    LOG.warning("STUDENTS' SERVERS WILL NOT START: %s. Without bubblewrap a student's kernel "
+                "would read solutions/, the gradebook and every student's work.",
+                SANDBOX_PROBLEM)
+elif student_server.exchange_is_shared():
+    LOG.warning("The hub runs as %s, not root: every student's server runs as that user, "
+                "in its sandbox, and can list and read every submission and feedback page in "
+                "the exchange (README, 'A course server'). Run the hub as root to close it.",
+                os.environ.get("USER", os.geteuid()))
 
 
 def passwords() -> dict[str, str]:
@@ -110,8 +129,24 @@ def prepare_server(spawner) -> None:
         paths[0].mkdir(parents=True, exist_ok=True)
         shared = isinstance(spawner, SimpleLocalProcessSpawner)
         (paths[0] / "nbgrader_config.py").write_text(student_config(name, shared))
+        sandbox(spawner, [*RECEIVED, *paths])
     spawner.environment = {**spawner.environment,
                            "JUPYTER_CONFIG_PATH": os.pathsep.join(map(str, paths))}
+
+
+def sandbox(spawner, received: list[Path]) -> None:
+    """Start a student's server in bubblewrap (grader.student_server): it sees the system,
+    ``received`` (read-only), its home and the exchange. Refused without bubblewrap."""
+    if SANDBOX_PROBLEM:
+        raise RuntimeError(f"{spawner.user.name}'s server is not started: {SANDBOX_PROBLEM}")
+    home = Path(spawner.home_dir)
+    home.mkdir(parents=True, exist_ok=True)
+    uid = None if student_server.exchange_is_shared() else student_server.student_uid(
+        spawner.user.id)
+    if uid is not None:
+        student_server.hand_over(home, uid)
+    spawner.cmd = student_server.command(
+        SERVER, home, received, exchange.ready_to_publish(COURSE), uid)
 
 
 c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "http://127.0.0.1:8000")
@@ -136,7 +171,7 @@ else:
 c.JupyterHub.spawner_class = "simple"
 c.SimpleLocalProcessSpawner.home_dir_template = str(DATA / "homes" / "{username}")
 c.Spawner.pre_spawn_hook = prepare_server
-c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
+c.Spawner.cmd = SERVER
 c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {

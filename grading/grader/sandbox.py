@@ -56,20 +56,26 @@ class Limits:
             integer("Limits.cell_timeout", self.cell_timeout, minimum=1)
 
 
+def problem() -> str | None:
+    """None when bubblewrap can make a sandbox here, else why not and how to fix it."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
+    probe = subprocess.run(
+        [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+        capture_output=True, text=True,
+    )
+    if probe.returncode == 0:
+        return None
+    return f"bwrap cannot create namespaces here: {probe.stderr.strip()}"
+
+
 @functools.cache
 def unavailable() -> str | None:
     """None when bubblewrap can sandbox a kernel here, else what is not protected and why."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        reason = "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
-    else:
-        probe = subprocess.run(
-            [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
-            capture_output=True, text=True,
-        )
-        if probe.returncode == 0:
-            return None
-        reason = f"bwrap cannot create namespaces here: {probe.stderr.strip()}"
+    reason = problem()
+    if reason is None:
+        return None
     return (
         f"NOT SANDBOXED: {reason}. Student code runs as the grader's user: it can read "
         "solutions/, the gradebook and other submissions, write anywhere the grader can, and "
@@ -98,10 +104,21 @@ def make_home(home: Path) -> Path:
     return home
 
 
-def bwrap_arguments(workdir: Path, home: Path, sockets: Path) -> list[str]:
-    """bubblewrap's options: a read-only system, writable ``workdir``, ``home`` and
-    ``sockets`` (the kernel's Unix sockets), and no network."""
-    arguments = ["--tmpfs", "/tmp"]  # first: the binds below may lie under /tmp
+def bind(folder: Path, writable: bool = False) -> list[str]:
+    """bubblewrap's options that show ``folder`` at its own path (read-only unless
+    ``writable``), the folders above it made for the sandbox and open to anyone (bubblewrap
+    makes them 0700, which a sandbox that drops to another user cannot enter)."""
+    arguments = []
+    for parent in reversed(folder.parents[:-1]):
+        arguments += ["--perms", "0755", "--dir", str(parent)]
+    return arguments + ["--bind" if writable else "--ro-bind", str(folder), str(folder)]
+
+
+def system_arguments() -> list[str]:
+    """bubblewrap's options every sandbox of the course starts with: the system, Python and
+    the workbook's packages read-only, a private /tmp, /dev and /proc, and no capabilities,
+    even when started as root (bubblewrap keeps them for root otherwise)."""
+    arguments = ["--perms", "1777", "--tmpfs", "/tmp"]  # first: binds may lie under /tmp
     for folder in SYSTEM_FOLDERS:
         path = Path(folder)
         if path.is_symlink():
@@ -109,11 +126,19 @@ def bwrap_arguments(workdir: Path, home: Path, sockets: Path) -> list[str]:
         elif path.exists():
             arguments += ["--ro-bind", folder, folder]
     for folder in read_only_folders():
-        arguments += ["--ro-bind", str(folder), str(folder)]
+        arguments += bind(folder)
+    return arguments + ["--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+                        "--proc", "/proc", "--cap-drop", "ALL"]
+
+
+def bwrap_arguments(workdir: Path, home: Path, sockets: Path) -> list[str]:
+    """bubblewrap's options of a grading kernel: a read-only system, writable ``workdir``,
+    ``home`` and ``sockets`` (the kernel's Unix sockets), and no network."""
+    arguments = system_arguments()
     for folder in (workdir, home, sockets):
-        arguments += ["--bind", str(folder), str(folder)]
+        arguments += bind(folder, writable=True)
     return arguments + [
-        "--dev", "/dev", "--proc", "/proc", "--chdir", str(workdir),
+        "--chdir", str(workdir),
         "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1", "--clearenv",
     ]
 

@@ -2,14 +2,18 @@
 
 ``Hub`` speaks to JupyterHub's API with the admin token (users, servers, tokens);
 ``UserServer`` to one user's JupyterLab through the hub's proxy with that user's own
-token: the contents API (read and save notebooks) and nbgrader's Assignment List
-(list, fetch, submit, fetch feedback), the calls JupyterLab's page makes.
+token: the contents API (read and save notebooks), nbgrader's Assignment List (list,
+fetch, submit, fetch feedback) and a kernel's websocket (run code), the calls JupyterLab's
+page makes.
 """
 
+import json
 import time
+import uuid
 from dataclasses import dataclass
 
 import requests
+import websocket
 
 SERVER_TIMEOUT_S = 240
 REQUEST_TIMEOUT_S = 120
@@ -95,3 +99,35 @@ class UserServer:
                          json={"course_id": course_id, "assignment_id": assignment}).json()
         assert answer["success"], f"{self.name} {action} {assignment}: {answer['value']}"
         return answer["value"]
+
+    def run(self, code: str) -> str:
+        """Run ``code`` in a new kernel of this server through the kernel's websocket, as a
+        notebook's cell runs; what it printed. The kernel is shut down afterwards."""
+        kernel = self.ok("POST", "api/kernels", json={"name": "python3"}).json()["id"]
+        url = self.hub_url.replace("http", "ws", 1)
+        channels = websocket.create_connection(
+            f"{url}/user/{self.name}/api/kernels/{kernel}/channels",
+            header=[f"Authorization: token {self.token}"], timeout=REQUEST_TIMEOUT_S)
+        request = {"msg_id": uuid.uuid4().hex, "msg_type": "execute_request",
+                   "session": uuid.uuid4().hex, "username": self.name, "version": "5.3"}
+        try:
+            channels.send(json.dumps({
+                "channel": "shell", "header": request, "parent_header": {}, "metadata": {},
+                "content": {"code": code, "silent": False, "store_history": False,
+                            "user_expressions": {}, "allow_stdin": False}}))
+            printed = []
+            while True:
+                message = json.loads(channels.recv())
+                if message["parent_header"].get("msg_id") != request["msg_id"]:
+                    continue
+                content = message["content"]
+                if message["msg_type"] == "stream":
+                    printed.append(content["text"])
+                elif message["msg_type"] == "error":
+                    raise AssertionError(f"{self.name}'s kernel: {content['ename']}: "
+                                         f"{content['evalue']}")
+                elif content.get("execution_state") == "idle":
+                    return "".join(printed)
+        finally:
+            channels.close()
+            self.request("DELETE", f"api/kernels/{kernel}")

@@ -12,6 +12,7 @@ student fetches their feedback. The roster lists ada, bob and dan (who never sub
 not carol. ada's numbers worked by hand pass Validate in her server and fail in bob's.
 """
 
+import glob
 import html
 import json
 import os
@@ -259,6 +260,60 @@ def test_no_student_reaches_another_students_work_or_the_instructors_source(term
             assert "BEGIN SOLUTION" not in answered.text, (name, answered.url)
         mine = server.assignments(term.course_id)
         assert {s["student_id"] for a in mine for s in a.get("submissions", [])} <= {name}
+
+
+# Run in a student's kernel: for each path, what opening it (a file), listing it (a folder)
+# or globbing it (a pattern with *) gave: "read" and what was found, or the error's name.
+PROBE = """
+import glob, json, os
+def probe(path):
+    try:
+        if "*" in path:
+            return "read" if glob.glob(path) else "nothing"
+        if os.path.isdir(path):
+            return "read " + ",".join(sorted(os.listdir(path)))
+        with open(path, "rb") as file:
+            return "read " + file.read(200).decode(errors="replace")
+    except OSError as error:
+        return type(error).__name__
+print(json.dumps({path: probe(path) for path in json.loads(%r)}))
+"""
+
+
+def others_files(term: Term, name: str) -> list[Path]:
+    """What ``name``'s kernel must not read: the instructor's repository (a solution, the
+    grading cases, the TAs' folder), the course's source and gradebook, the hub's data,
+    another student's home, and the exchange's submissions and feedback (which nbgrader
+    keeps for everyone in one folder each: listing them, or looking for another's, shows
+    nothing)."""
+    hub, course = term.log.parent / "hub", term.exchange / term.course_id
+    other = next(other for other in ANSWERS if other != name)
+    return [REPO / "solutions" / NOTEBOOK, REPO / "solutions",
+            REPO / "tests" / "grading_cases" / "alpha3_by_hand.py", REPO / "grading",
+            REPO / "grading" / "gradebook.db", term.course.source / NOTEBOOK,
+            term.course.gradebook_path, term.course.root / "submitted",
+            hub / "passwords.json", hub / "jupyterhub.sqlite", hub / "homes" / other,
+            hub / "homes" / other / NOTEBOOK, course / "inbound", course / "feedback",
+            course / "inbound" / f"{other}+*", course / "feedback" / "*.html"]
+
+
+def test_a_students_kernel_reads_their_own_work_and_the_edition_and_nothing_else(term):
+    """ada's kernel (her server's, in its sandbox) opens her notebook and imports
+    course_utils, and finds none of what is not hers, though each of those exists: the
+    homes' folder shows hers alone."""
+    forbidden = others_files(term, "ada")
+    assert all(glob.glob(str(path)) for path in forbidden if path.name != "gradebook.db")
+    home = term.log.parent / "hub" / "homes" / "ada"
+    allowed = [home / NOTEBOOK, REPO / "course_utils" / "__init__.py", REPO / "notebooks"]
+    paths = [str(path) for path in [*forbidden, *allowed, home.parent]]
+    found = json.loads(term.servers["ada"].run(PROBE % json.dumps(paths)))
+    read = {path: found[str(path)][:60] for path in forbidden
+            if found[str(path)].startswith("read")}
+    assert not read, read
+    assert all(found[str(path)].startswith("read") for path in allowed), found
+    assert found[str(home.parent)] == "read ada"
+    imported = term.servers["ada"].run("import course_utils; print(course_utils.__file__)")
+    assert imported.strip() == str(REPO / "course_utils" / "__init__.py")
 
 
 def test_formgrader_is_the_instructors_alone(term):
