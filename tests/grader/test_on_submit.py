@@ -37,7 +37,7 @@ from grader.on_submit_feedback import (
 )
 from grader.on_submit_queue import KeyedQueue
 from tests.conftest import REPO
-from tests.grader.tiny_course import ASSIGNMENT, LIMITS, TESTS, answered, tiny_source
+from tests.grader.tiny_course import ASSIGNMENT, LIMITS, TESTS, WORKED, answered, tiny_source
 
 # --- the queue ---------------------------------------------------------------------------
 
@@ -143,13 +143,15 @@ def test_early_pages_are_to_do_again_once_the_due_date_has_passed():
 
 @pytest.fixture
 def course(tmp_path, monkeypatch) -> Course:
-    """A course over ``tiny``, not released (the end-to-end test releases it)."""
+    """A course over ``tiny`` with its worked answers, not released (the end-to-end test
+    releases it)."""
     monkeypatch.setenv("COURSE_EXCHANGE", str(tmp_path / "exchange"))
     monkeypatch.delenv("COURSE_EARLY_FEEDBACK", raising=False)
     (tmp_path / "grading").mkdir()
     shutil.copy(REPO / "grading" / "nbgrader_config.py", tmp_path / "grading")
     (tmp_path / "solutions" / ASSIGNMENT).mkdir(parents=True)
-    nbformat.write(tiny_source(), tmp_path / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    nbformat.write(tiny_source(worked=True),
+                   tmp_path / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
     return Course(tmp_path / "grading")
 
 
@@ -358,7 +360,7 @@ class StoppedBeforeRelease(Service):
 
 @pytest.mark.notebook
 def test_a_submission_is_graded_released_early_then_fully_as_autograde_would(course, sandbox,
-                                                                           caplog):
+                                                                           caplog, monkeypatch):
     (course.root.parent / "notebooks").mkdir()
     assert not steps.release(course)
     exchange.publish(course, [ASSIGNMENT], datetime.now(UTC).replace(tzinfo=None)
@@ -379,6 +381,14 @@ def test_a_submission_is_graded_released_early_then_fully_as_autograde_would(cou
     assert "test_double visible tests passed; hidden tests after the due date ? / 2" in early
     assert "test_square visible tests failed 0 / 1 AssertionError: square(3) should be 9" in early
     assert "secret check" not in early and HIDDEN_CODE not in early
+    assert not any(worked in early for worked in WORKED.values())
+    monkeypatch.setenv("COURSE_EARLY_FEEDBACK", "all")  # the full page, before the due date
+    everything = Service(Course(course.root), workers=1, limits=LIMITS)
+    assert everything.release("ada", ASSIGNMENT, state.load(course)["ada/tiny"]) == "full"
+    everything.queue.close()
+    before = released_page(course, secret)
+    assert "Full feedback" in before and not any(worked in before for worked in WORKED.values())
+    monkeypatch.delenv("COURSE_EARLY_FEEDBACK")
 
     recorded = scores(course)
     assert recorded[("ada", "test_double")] == 0 and recorded[("ada", "test_square")] == 0
@@ -399,4 +409,5 @@ def test_a_submission_is_graded_released_early_then_fully_as_autograde_would(cou
     assert load_released(course)["ada/tiny"].page == "full"
     full = released_page(course, secret)
     assert "Full feedback" in full and "secret check" in full  # the hidden test's message
+    assert all(worked in full for worked in WORKED.values())  # after the due date
 
