@@ -35,7 +35,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
 
-from grader.similarity_fingerprint import CODE, Answer, answer, boilerplate, share
+from grader.similarity_fingerprint import CODE, NOISE, Answer, answer, boilerplate, share
 
 PACKAGE = "course_utils"
 MIN_SIZE = 50  # characters of fingerprinted text a side needs for its share to count
@@ -65,6 +65,7 @@ class References:
     solutions: dict[str, Answer]  # answer cell grade_id: the instructor's answer
     given: object  # the release's code fingerprints (similarity_fingerprint.boilerplate)
     released: dict[str, str]  # answer cell grade_id: its source in the release
+    holding: dict[int, list[str]]  # a fingerprint hash: the functions that have it
 
 
 def _without_docstring(node, lines: list[str]) -> str:
@@ -126,7 +127,11 @@ def _references(cells: str) -> References:
                  for name, code in course_functions().items()}
     solutions = {grade_id: answer(cell.source, CODE, released[grade_id], given)
                  for grade_id, cell in _answer_cells(notebook)}
-    return References(functions, solutions, given, released)
+    holding = {}
+    for name, function in functions.items():
+        for value in function.fingerprint.hash_idx:
+            holding.setdefault(value, []).append(name)
+    return References(functions, solutions, given, released, holding)
 
 
 def _answer_cells(notebook):
@@ -149,6 +154,16 @@ def _sized(fingerprinted: Answer) -> bool:
     return fingerprinted.fingerprint.token_coverage >= MIN_SIZE
 
 
+def _bound(answer_: Answer, reference: Answer, shared: set) -> float:
+    """An upper bound on :func:`alike` from the hashes the two share: a share counts at most
+    NOISE characters for each place of a shared hash (grader.similarity_fingerprint's
+    candidates() bounds the class's pairs the same way)."""
+    def most(side: Answer) -> float:
+        places = sum(len(side.fingerprint.hash_idx[h]) for h in shared)
+        return NOISE * places / side.fingerprint.token_coverage if _sized(side) else 0.0
+    return max(most(answer_), most(reference))
+
+
 def pasted(cell: str, text: str, refs: References, threshold: float,
            solution: bool = True) -> list[Pasted]:
     """The references that answer ``text`` of code cell ``cell`` reaches ``threshold`` with,
@@ -158,12 +173,14 @@ def pasted(cell: str, text: str, refs: References, threshold: float,
                          f"expected one of {sorted(refs.released)}")
     mine = answer(text, CODE, refs.released[cell], refs.given)
     hashes = set(mine.fingerprint.hash_idx)
-    candidates = dict(refs.functions)
+    candidates = {name: refs.functions[name]
+                  for value in hashes for name in refs.holding.get(value, ())}
     if solution and cell in refs.solutions:
         candidates[SOLUTION + cell] = refs.solutions[cell]
     found = []
     for name, reference in candidates.items():
-        if hashes.isdisjoint(reference.fingerprint.hash_idx):
+        shared = hashes.intersection(reference.fingerprint.hash_idx)
+        if not shared or _bound(mine, reference, shared) < threshold:
             continue
         similarity = alike(mine, reference)
         if similarity >= threshold:
