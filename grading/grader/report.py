@@ -469,7 +469,9 @@ def _similarity(matches: list) -> str:
         "names are set aside and the release's own code is left out (grading/similarity.csv). "
         "A match is a reason to look, not a verdict. The highlighted parts are those found in "
         "both answers. Cells marked as having one natural answer are ones that independent "
-        "students write alike: they come last.</p>",
+        "students write alike: they come last. An answer alike the course's own code "
+        "(a function of course_utils, or the instructor's answer of the cell) comes first, "
+        "beside the code it matches, named in the second column.</p>",
         more,
         *(_pair(number, match) for number, match in enumerate(shown, 1)),
         "" if matches else "<p>No pair of answers reaches the threshold.</p>",
