@@ -2,17 +2,18 @@
 
 What is secret: the lines of the solutions' answer regions (`### BEGIN SOLUTION` ..
 `### END SOLUTION`, code and markdown), of their hidden test blocks, of their model answers
-(markdown solution cells, whole), and of the grading cases' code (tests/grading_cases:
-WRONG, CORRECT, CHEAT), all read from those sources, not from the release. Lines are
+(markdown solution cells, whole), of their worked answers (cells tagged `worked-answer`,
+whole: grader.worked_answers) and of the grading cases' code (tests/grading_cases: WRONG,
+CORRECT, CHEAT), all read from those sources, not from the release. Lines are
 compared with their whitespace collapsed and their opening comment or quote
 marks (`#`, `>`) left out, and trivial ones are set aside: lines the
 solution notebooks also show outside their secret parts (signatures, docstrings, visible
 tests, prose), nbgrader's stubs, short lines, lines without a letter or digit, imports.
 
 course_utils is the course's reference code, which the notebooks build on after each
-exercise: its lines may share a solution's or a grading case's (the grading refuses the
-reference while an answer runs and flags what an answer copies from it), never a hidden
-test's or a model answer's. Every other file may share none.
+exercise: its lines may share a solution's, a worked answer's or a grading case's (the
+grading refuses the reference while an answer runs and flags what an answer copies from
+it), never a hidden test's or a model answer's. Every other file may share none.
 """
 
 import json
@@ -28,6 +29,7 @@ import nbformat
 import pytest
 from nbgrader.preprocessors import ClearSolutions
 
+from grader.worked_answers import is_worked_answer
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
 from tests.nbgrader_cells import by_grade_id, errors, roles
@@ -51,8 +53,9 @@ def trivial(line: str) -> bool:
 
 def secret_lines() -> dict[str, dict[str, str]]:
     """{kind: {line: where it comes from}} for each kind of secret line: "solution",
-    "hidden test", "model answer", "grading case"."""
-    secrets = {"solution": {}, "hidden test": {}, "model answer": {}, "grading case": {}}
+    "hidden test", "model answer", "worked answer", "grading case"."""
+    secrets = {kind: {} for kind in ("solution", "hidden test", "model answer",
+                                     "worked answer", "grading case")}
     given = normalised(ClearSolutions().code_stub["python"] + "\n" + ClearSolutions().text_stub)
     for path in sorted((REPO / "solutions").glob("*/*.ipynb")):
         for number, cell in enumerate(nbformat.read(path, as_version=4).cells):
@@ -62,7 +65,10 @@ def secret_lines() -> dict[str, dict[str, str]]:
                 secrets[kind].update(dict.fromkeys(normalised(match.group(2)), where))
             if cell.cell_type == "markdown" and "answer" in roles(cell):
                 secrets["model answer"].update(dict.fromkeys(normalised(cell.source), where))
-            given |= normalised(SECRET.sub("", cell.source))
+            if is_worked_answer(cell):
+                secrets["worked answer"].update(dict.fromkeys(normalised(cell.source), where))
+            else:
+                given |= normalised(SECRET.sub("", cell.source))
     for assignment, module in all_cases().items():
         for kind in ("WRONG", "CORRECT", "CHEAT"):
             for student, answers in getattr(module, kind).items():
@@ -145,7 +151,8 @@ def test_the_editions_pyproject_installs_course_utils_and_names_no_instructors_f
 
 
 def test_no_solution_hidden_test_model_answer_or_grading_case_is_in_the_edition(edition, secrets):
-    assert all(secrets.values()), {kind: len(lines) for kind, lines in secrets.items()}
+    counts = {kind: len(lines) for kind, lines in secrets.items()}
+    assert all(counts[kind] for kind in counts if kind != "worked answer"), counts
     found = leaks(edition, secrets)
     assert not found, "the student edition holds secret lines:\n" + "\n".join(found[:20])
 
@@ -230,6 +237,7 @@ def test_a_fresh_clone_sets_up_and_a_blank_notebooks_first_check_runs(edition, t
     executed = nbformat.read(path, as_version=4)
     cells = executed.cells
 
+    assert not errors(cells[0]), f"course_utils does not import in the clone: {errors(cells[0])}"
     printed = "".join(output.get("text", "") for output in cells[0].outputs).split()
     assert printed == [str(clone / ".venv"), str(clone / "course_utils" / "__init__.py")]
     blank_test = by_grade_id(executed, f"test_{grade_id}")  # the first of the two
