@@ -8,7 +8,7 @@ include tools/student_edition/Makefile
 DEV    := $(VENV)/.installed-dev
 
 .PHONY: formgrader test collect release autograde feedback grades report bench clean \
-	npm slides slide-metadata present publish hub test-hub test-browser similarity student-edition
+	npm slides slide-metadata present publish hub test-hub test-browser similarity student-ids student-edition
 
 # The TAs' tools (grading/grader, not part of the students' package), and bubblewrap,
 # the sandbox of the grading kernels (installed when missing and we may: as root).
@@ -104,6 +104,11 @@ report: $(TA)
 # SIMILARITY=0.8: the threshold of a match, for this and `make report`.
 similarity: $(TA)
 	$(GRADER) similarity $(ASSIGNMENTS)
+
+# The id each student of grading/roster.csv sets before starting (grader.student_ids): for an
+# LMS course, the folder `make collect ZIP=...` will file them under; writes student_ids.csv.
+student-ids: $(TA)
+	$(GRADER) student-ids
 
 # The course server (README, "A course server"): JupyterHub (the `hub` extra) and its proxy,
 # configurable-http-proxy from npm, pinned, in .venv/node (4.x runs on Debian's Node.js 18;

@@ -19,10 +19,18 @@ import hashlib
 import os
 from collections.abc import Mapping
 
-__all__ = ["STUDENT_VARIABLES", "OwnNumbers", "own_seed", "student_id"]
+__all__ = ["HOW_TO_SET_THE_ID", "STUDENT_VARIABLES", "OwnNumbers", "own_seed", "student_id"]
 
 # Where the id comes from, the first set one wins.
 STUDENT_VARIABLES = ("COURSE_STUDENT", "JUPYTERHUB_USER")
+# What a student without an id reads (the sentence of notebook 04, its checks).
+HOW_TO_SET_THE_ID = """\
+On the course server your id is set for you. On your own machine, quit JupyterLab and
+start it again with your id:
+    COURSE_STUDENT=<your id> make lab                     (Linux, macOS)
+    $env:COURSE_STUDENT = "<your id>"; make lab           (Windows PowerShell)
+    set COURSE_STUDENT=<your id>   and then   make lab    (Windows Command Prompt)"""
+
 
 
 def starting_environment() -> Mapping[str, str]:

@@ -69,6 +69,18 @@ def submissions(assignment: str, kind: str) -> dict[str, dict]:
     return {**alone, **{"__".join(names): answers for names, answers in together}}
 
 
+def record_printout(course, assignment, student, printed: dict[str, str]) -> None:
+    """Give ``student``'s submitted notebook what its cells printed when the student ran
+    them ({a cell's first line: the text}): the round trip submits notebooks never run."""
+    path = course.folder("submitted", student, assignment) / f"{assignment}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        text = printed.get(cell.source.splitlines()[0] if cell.source else "")
+        if cell.cell_type == "code" and text is not None:
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    nbformat.write(notebook, path)
+
+
 def solution_notebook(assignment):
     return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
 
@@ -93,6 +105,8 @@ def graded(course, assignments) -> Course:
         for student, cheats in submissions(assignment, "CHEAT").items():
             answers = {grade_id: cheat.code for grade_id, cheat in cheats.items()}
             submit(course, assignment, student, {**solution_cells(assignment), **answers})
+        for student, printed in getattr(CASES[assignment], "PRINTED", {}).items():
+            record_printout(course, assignment, student, printed)
     # Without the self-check (grader.selfcheck, tests/grader/test_selfcheck.py): it would grade
     # each instructor's solution once more to assert what the student "solution" asserts
     # here, full marks through the same worker (8 more notebooks, 40 s on 2 cores).
@@ -218,6 +232,16 @@ def test_answers_that_import_a_library_twin_are_flagged(graded, assignments, tmp
                     assert f"cell {grade_id} imports" in rows[student, assignment]["flags"]
                     flagged += 1
     assert flagged, "no wrong-answer case imports a twin: the flags go untested"
+
+
+def test_numbers_worked_for_another_id_are_flagged_with_both_ids(graded, assignments, tmp_path):
+    """A wrong id is not wrong arithmetic: the cells score 0 (WRONG) and are flagged."""
+    rows = grade_rows(graded, tmp_path)
+    for assignment in assignments:
+        for student, worked_for in getattr(CASES[assignment], "WORKED_FOR", {}).items():
+            for grade_id in CASES[assignment].WRONG[student]:
+                flag = f"cell {grade_id}: numbers worked for id {worked_for}, submitted as "
+                assert flag + student in rows[student, assignment]["flags"], (student, grade_id)
 
 
 def test_feedback_shows_score_and_test_messages_but_no_hidden_test_code(graded, cells,

@@ -5,12 +5,12 @@ import json
 import os
 import subprocess
 import sys
-from collections import Counter
 
 import pytest
 
 from course_utils.by_hand import WORKED_EXAMPLE, sentence_of
 from course_utils.student import OwnNumbers, student_id
+from tests.benchmarks.bench_by_hand import chance_matches
 from tests.grading_cases.alpha3_by_hand import by_hand_answers
 
 
@@ -24,7 +24,7 @@ def run_python(code: str, **environment: str) -> str:
     return done.stdout
 
 
-def dot_products(sentence) -> list[int]:
+def dot_products(sentence) -> list[float]:
     """q₃ · k_j for j = 1, 2, 3."""
     return [sum(q * k for q, k in zip(sentence.q_3, key, strict=True)) for key in sentence.keys]
 
@@ -79,21 +79,30 @@ def test_own_numbers_refuse_a_range_they_cannot_draw_evenly():
         OwnNumbers("", "ada")
 
 
-def test_every_sentence_can_be_worked_by_hand_and_students_rarely_share_an_answer():
-    """Over 2000 ids: small whole numbers, distinct dot products at most 8 in size and 2 to 8
-    apart; two students' right answers agree rarely (scores: under 1 in 200 pairs)."""
-    answers = Counter()
+def test_every_sentence_can_be_worked_by_hand():
+    """Over 2000 ids: q_3 and the keys to one decimal from -2 to 2, the values whole numbers
+    from -2 to 2; the scores distinct, 1 to 4 apart, not the worked example's."""
     for number in range(2000):
         sentence = sentence_of(f"student{number}")
-        vectors = [sentence.q_3, *sentence.keys, *sentence.values]
-        assert all(len(v) == 4 and all(-2 <= x <= 2 for x in v) for v in vectors)
-        dots = dot_products(sentence)
-        assert len(set(dots)) == 3 and max(map(abs, dots)) <= 8, sentence
-        assert 2 <= max(dots) - min(dots) <= 8 and dots != [-1, -4, 2], sentence
-        answers[tuple(by_hand_answers(sentence)["scores_3_by_hand"])] += 1
-    same = sum((count / 2000) ** 2 for count in answers.values())
-    assert same < 1 / 200, same
+        for vector in (sentence.q_3, *sentence.keys):
+            assert len(vector) == 4 and all(-2 <= x <= 2 and round(x, 1) == x for x in vector)
+        for vector in sentence.values:
+            assert len(vector) == 4 and all(x in range(-2, 3) for x in vector)
+        scores = [dot / 2 for dot in dot_products(sentence)]
+        assert len(set(scores)) == 3 and 1 - 1e-9 <= max(scores) - min(scores) <= 4 + 1e-9
+        assert scores != [-0.5, -2, 1], sentence
     assert sentence_of("ada") != sentence_of("bob") != sentence_of(None)
+
+
+def test_a_class_of_300_has_fewer_than_one_innocent_matching_pair_per_exercise():
+    """Over 20,000 ids, the chance that two students' right answers (rounded as the
+    exercises ask) are the same, times the C(300, 2) pairs of a class: under 1 for each
+    exercise (tests/benchmarks/bench_by_hand.py prints it)."""
+    found = chance_matches()
+    assert set(found) == set(CHECKS)
+    for grade_id, (_, pairs, distinct) in found.items():
+        assert pairs < 1, (grade_id, pairs)
+        assert distinct > 19_000, (grade_id, distinct)
 
 
 def test_the_demonstration_sentence_says_its_numbers_will_not_count():
@@ -137,7 +146,59 @@ def test_only_the_students_own_numbers_pass_and_the_others_are_named():
         assert "worked example" not in outcome[f"bob {name}"]
         assert "numbers of the worked example" in outcome[f"worked {name}"]
         assert "demonstration numbers" in outcome[f"demonstration {name}"]
-    # without an id, the demonstration numbers are the ones checked
+    # without an id, every check fails, the demonstration's numbers too, and says how to
+    # set the id
     outcome = json.loads(run_python(code))
-    assert {outcome[f"demonstration {name}"] for name in CHECKS} == {"passed"}
-    assert "is not right" in outcome["ada scores_3_by_hand"]
+    for whose in answers:
+        for name in CHECKS:
+            message = outcome[f"{whose} {name}"]
+            assert "no student id is set" in message and "DEMONSTRATION" in message, message
+            assert "score 0" in message and "COURSE_STUDENT=<your id> make lab" in message
+            assert "$env:COURSE_STUDENT" in message and "course server" in message
+
+
+def test_the_checks_helpers_refuse_to_compute_outside_a_check():
+    from course_utils.checks import by_hand
+
+    ada = sentence_of("ada")
+    for helper in (by_hand._scores, by_hand._alpha, by_hand._output, by_hand._tensors):
+        with pytest.raises(by_hand.NotWhileAnswering, match="run only inside a check"):
+            helper(ada)
+
+
+def test_the_comparison_says_agree_or_differ_and_never_the_codes_numbers(monkeypatch, capsys):
+    from course_utils import by_hand, checks
+
+    right = by_hand_answers(sentence_of("ada"))
+    off = {**right, "alpha_3_by_hand": [right["alpha_3_by_hand"][0] + 0.01,
+                                        *right["alpha_3_by_hand"][1:]], "a_3_by_hand": [1, 2]}
+    monkeypatch.setattr(by_hand, "student_id", lambda: "ada")  # as if the kernel were ada's
+    for answers, expected in ((right, ["all 3 entries agree", "all 3 entries agree",
+                                       "all 4 entries agree"]),
+                              (off, ["all 3 entries agree", "entry 1 DIFFERS; 2, 3 agree",
+                                     "not compared: a_3_by_hand should have 4 entries"])):
+        checks.compare_by_hand(**answers)
+        shown = capsys.readouterr().out
+        lines = shown.splitlines()
+        assert "student id ada" in lines[0], shown
+        for line, verdict in zip(lines[1:], expected, strict=True):
+            assert verdict in line, shown
+        printed = [f"{number:.{decimals}f}" for numbers in right.values() for number in numbers
+                   for decimals in (2, 3, 4)]
+        assert not [number for number in printed if number in shown], shown
+    monkeypatch.setattr(by_hand, "student_id", lambda: None)
+    checks.compare_by_hand(**right)
+    assert "Nothing compared: no student id is set" in capsys.readouterr().out
+
+
+def test_right_for_tells_whose_numbers_an_answer_holds():
+    from course_utils.checks import right_for
+
+    ada, bob = sentence_of("ada"), sentence_of("bob")
+    for grade_id, numbers in by_hand_answers(ada).items():
+        assert right_for(grade_id, numbers, ada)
+        assert not right_for(grade_id, numbers, bob)
+        assert not right_for(grade_id, numbers[:-1], ada)  # an entry short: not right
+        assert not right_for(grade_id, [..., *numbers[1:]], ada)
+    with pytest.raises(ValueError, match="expected one of"):
+        right_for("scores", [1, 2, 3], ada)

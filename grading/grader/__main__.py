@@ -25,7 +25,8 @@ def duedate(text: str):
 def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     parser.add_argument("step", choices=["publish", "collect", "release", "autograde",
-                                         "feedback", "grades", "report", "similarity"])
+                                         "feedback", "grades", "report", "similarity",
+                                         "student-ids"])
     parser.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
     parser.add_argument("--course-root", type=Path, default=COURSE_ROOT)
     parser.add_argument("--zip", type=Path, help="collect: the LMS's zip of submissions "
@@ -107,6 +108,8 @@ def run(args, course: Course) -> int:
         return lms_grades(args, course)
     elif args.step == "similarity":
         similar_answers(args, course)
+    elif args.step == "student-ids":
+        return student_ids(course)
     else:  # the report, and grades.csv and similarity.csv beside it
         from grader.report import write_report
 
@@ -129,6 +132,24 @@ def similar_answers(args, course: Course) -> list:
     path = similarity.write_csv(matches, course.root / "similarity.csv")
     print(f"wrote {path}: {len(matches)} pairs of answers with similarity >= {threshold}")
     return matches
+
+
+def student_ids(course: Course) -> int:
+    """``student-ids``: the id each roster student sets (grader.student_ids), printed and
+    written to student_ids.csv."""
+    from grader import lms
+    from grader.student_ids import write_student_ids
+
+    try:
+        path, rows = write_student_ids(course)
+    except lms.LmsError as error:
+        print(error, file=sys.stderr)
+        return 2
+    for row in rows:
+        print(f"{row['name'] or row['student_id']}: COURSE_STUDENT={row['course_student']}"
+              + (f"   ({row['note']})" if row["note"] else ""))
+    print(f"wrote {path}")
+    return 0
 
 
 def lms_grades(args, course: Course) -> int:

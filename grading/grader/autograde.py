@@ -23,7 +23,16 @@ from pathlib import Path
 import nbformat
 from filelock import FileLock
 
-from grader import execute, gradebook, runner, selfcheck, similarity_reference, state, steps
+from grader import (
+    execute,
+    gradebook,
+    own_numbers,
+    runner,
+    selfcheck,
+    similarity_reference,
+    state,
+    steps,
+)
 from grader.course import Course
 from grader.machine import default_workers
 from grader.sandbox import Limits, unavailable
@@ -55,7 +64,8 @@ def lock(course: Course) -> FileLock:
 
 def flags(source: nbformat.NotebookNode, context: ScanContext, submission: Submission) -> list[str]:
     """Lines that tamper with what the tests rely on, answers that import a library twin,
-    and answers alike a function of course_utils (grader.similarity_reference).
+    answers alike a function of course_utils (grader.similarity_reference), and numbers
+    worked by hand for another id or reached through the course's code (grader.own_numbers).
 
     Scanned: the answer cells, and every other code cell nbgrader does not restore from the
     gradebook (cells a student added or edited), in which only what the instructor's own
@@ -79,7 +89,8 @@ def flags(source: nbformat.NotebookNode, context: ScanContext, submission: Submi
         found += [str(flag) for flag in new]
         if grade.get("solution"):
             found += [f"cell {name} imports {twin}" for twin in imported_twins(cell.source, name)]
-    return found + similarity_reference.flags(source, submission.notebook)
+    return (found + similarity_reference.flags(source, submission.notebook)
+            + own_numbers.flags(submission))
 
 
 def autograde(

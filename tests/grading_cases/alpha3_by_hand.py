@@ -159,12 +159,22 @@ WRONG = {
     },
     # right numbers, of another student's sentence: each scores 0
     "copies_the_numbers_of_solution": written(COPIED, *BY_HAND),
+    # right numbers of the id the student worked under, not the one graded (WORKED_FOR)
+    "uses_another_id": written(by_hand_answers(sentence_of("uses.another.id")), *BY_HAND),
     "calls_the_library": {
         "scores": TWIN_SCORES,
         "causal_softmax": TWIN_CAUSAL_SOFTMAX,
         "causal_attention": TWIN_CAUSAL_ATTENTION,
     },
 }
+
+# A wrong id is not wrong arithmetic: {student: the id their numbers were worked for}. The
+# sentence's cell printed that id (PRINTED), and grader.own_numbers proves from the numbers
+# that they are its: "cell ...: numbers worked for id uses.another.id, submitted as ...".
+WORKED_FOR = {"uses_another_id": "uses.another.id"}
+# What a cell printed when the student ran it: {student: {the cell's first line: text}}.
+PRINTED = {student: {"yours = own_sentence()": str(sentence_of(worked_for))}
+           for student, worked_for in WORKED_FOR.items()}
 
 # --- correct alternatives: full marks on every test cell --------------------------------
 
@@ -309,6 +319,33 @@ scores_3_by_hand = Whatever()
     "claims_another_id": {
         grade_id: Cheat(f"import os\nos.environ['COURSE_STUDENT'] = 'solution'\n{code}")
         for grade_id, code in written(COPIED, *BY_HAND).items()
+    },
+    # the checks' own helper asked for the numbers: it refuses outside a check
+    "calls_the_checks_helper": {
+        "alpha_3_by_hand": Cheat("""
+from course_utils.checks.by_hand import _alpha
+
+alpha_3_by_hand = _alpha(own_sentence()).tolist()
+""", zero=True, flagged=True),
+    },
+    # the same helper found through importlib by names made at run time
+    "reaches_the_helper_by_importlib": {
+        "scores_3_by_hand": Cheat("""
+import importlib
+
+helpers = importlib.import_module(".".join(["course_utils", "checks", "by" + "_hand"]))
+scores_3_by_hand = getattr(helpers, "_" + "scores")(own_sentence()).tolist()
+""", zero=True, flagged=True),
+    },
+    # the helpers' gate opened by hand: the numbers come out right, and the line is flagged
+    "opens_the_helpers_gate": {
+        "a_3_by_hand": Cheat("""
+import importlib
+
+helpers = importlib.import_module("course_utils.checks.by_hand")
+helpers._working.set(True)
+a_3_by_hand = helpers._output(own_sentence()).tolist()
+""", zero=False, flagged=True),
     },
     # the IPython shell's traceback silenced, then a wrong answer: the test must not pass
     "hides_its_failures": {
