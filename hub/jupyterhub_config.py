@@ -15,12 +15,36 @@ settings and below the user's own ~/.jupyter. A student's nbgrader_config.py (th
 the exchange) is written before each start to ``COURSE_HUB_DATA/config/<name>/``.
 
 Log-in and spawning, for a demo and the tests: one password for the students and one for
-the instructors (``SharedPasswordAuthenticator``), and every server runs as the hub's own
-system user in ``homes/<name>/`` (``SimpleLocalProcessSpawner``): no system accounts, and
-no isolation either. The servers' APIs keep students apart (tests/hub checks), but a
-student's kernel or terminal can read and write whatever the hub's user can, and could
-submit in another's name. The README shows how a department swaps in its own login and
-one system user per student.
+the instructors (``SharedPasswordAuthenticator``), and every server in ``homes/<name>/``
+(``SimpleLocalProcessSpawner``: no system accounts). An instructor's server runs as the
+hub's user on the repository. A student's server, its kernels and terminals run in
+bubblewrap (grader.student_server), which shows them the system and the workbook's
+environment read-only, the student edition's folders of this repository (notebooks/,
+course_utils/: tools.student_edition.COPIED) and their nbgrader settings read-only, their
+own home and nbgrader's exchange; not solutions/, tests/, grading/ (gradebook, submitted/,
+autograded/, feedback/), the hub's data or another home. Without bubblewrap, students'
+servers are refused (the log says why at start); instructors' still start.
+
+The exchange keeps everyone's submissions in one inbound/ and everyone's feedback pages in
+one feedback/, under names nobody can guess, in folders others may enter but not list.
+As root, the hub runs each student's server as a numeric user of its own (2000000000 + the
+hub's number of the user), so those folders keep that meaning. What stays open:
+
+* a hub run as an ordinary user runs every student as itself: a student owns the
+  exchange's folders and can list, read and remove every submission and feedback page
+  (the log warns at start);
+* even as root, a submission or feedback page whose full name a student learns some other
+  way is readable (nbgrader's own model), and the exchange's root is writable by everyone,
+  so a student could make the course's folder before the instructor publishes (publishing
+  then fails: "You don't own the directory");
+* nbgrader is told who submits (``student_id`` in the student's settings, read-only in the
+  sandbox), but a student's terminal can run ``nbgrader submit --student=<another>``: a
+  submission in another's name, which collect would take as that student's latest;
+* the servers share the machine's network (the hub and the proxy must reach them) and have
+  no memory or CPU limit.
+
+The README shows how a department swaps in its own login and one system user per student
+with memory and CPU limits.
 
 Settings (environment variables):
 
