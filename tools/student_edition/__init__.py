@@ -7,8 +7,9 @@ tools) and stays private. Students get a repository of their own, built from it 
 and Makefile (this folder's `README.md` and `Makefile`), in one commit.
 
 `EDITION` names the edition's top-level entries; the course server reads it to decide what
-a student's server may see. Of them, `COPIED` come unchanged from this repository (its
-tracked and not ignored files), `pyproject.toml` is this repository's with only the tables
+a student's server may see. Of them, `COPIED` come unchanged from this repository (the
+files git tracks, as they are in the working tree: never a scratch file git does not know
+of), `pyproject.toml` is this repository's with only the tables
 that install `course_utils` (`PYPROJECT_TABLES`: no developers' extras, no pytest or ruff
 settings naming folders students do not have), and `STUDENTS_OWN` are this folder's files.
 """
@@ -36,11 +37,10 @@ FALLBACK_IDENTITY = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITT
 
 
 def repository_files(repo: Path, paths: tuple[str, ...]) -> list[str]:
-    """The files under ``paths`` that git tracks or would track (not ignored: no caches,
-    no checkpoints, no virtual environment), relative to ``repo``."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *paths],
-        cwd=repo, check=True, capture_output=True, text=True).stdout
+    """The files under ``paths`` that git tracks, relative to ``repo`` (no caches, no
+    checkpoints, no untracked drafts)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--", *paths], cwd=repo, check=True,
+                            capture_output=True, text=True).stdout
     return sorted({name for name in listed.split("\0") if name and (repo / name).is_file()})
 
 
