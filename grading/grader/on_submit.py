@@ -23,7 +23,9 @@ gradebook, written after the release: a stopped service (a restart of the hub) s
 where it was. A submission graded but not yet released is not graded again (step 2 finds it
 in the state of ``make autograde``); one interrupted while grading is graded from the start,
 its half-done run left nowhere. When a due date passes, the early pages of that assignment
-are replaced by full ones. Before it grades anyone, the instructor's solutions are graded
+are replaced by full ones, and so are full pages given before it (``all``), which lack the
+worked answers (:class:`grader.feedback.ShowWorkedAnswers` adds them after the due date).
+Before it grades anyone, the instructor's solutions are graded
 (:func:`grader.selfcheck.verify`): in a broken environment the service grades nobody and
 says why in the hub's log.
 """
@@ -63,7 +65,8 @@ POLL_S = 2.0
 RETRY_S = 300  # a job that failed (not a submission that cannot be graded) is tried again
 STATE_FILE = "on_submit_state.json"
 LOCK_WAIT_S = 60  # for the service of an earlier hub to stop
-EARLY_KINDS = ("early", "none")  # pages that a full one replaces after the due date
+FULL_EARLY = "full before the due date"  # an `all` page: no worked answer yet
+EARLY_KINDS = ("early", "none", FULL_EARLY)  # pages that a full one replaces after the due date
 
 log = logging.getLogger("grader.on_submit")
 
@@ -241,7 +244,7 @@ class Service:
                 path.stem: early_page(path.stem, student, submitted, due, [], graded=False)
                 for path in self.course.folder("submitted", student, assignment).glob("*.ipynb")})
         elif mode == "all" or (due is not None and utc_now() >= due):
-            page = "full"
+            page = "full" if due is not None and utc_now() >= due else FULL_EARLY
             failed = steps.feedback(self.course, [assignment], [student])
             if failed:
                 raise RuntimeError(f"feedback {student}/{assignment}:\n{failed[assignment]}")

@@ -21,6 +21,7 @@ from grader import exchange, on_submit, selfcheck, state, steps
 from grader.autograde import autograde
 from grader.course import Course
 from grader.on_submit import (
+    FULL_EARLY,
     Later,
     Released,
     Service,
@@ -133,10 +134,11 @@ def test_a_new_or_newer_submission_is_to_do_and_one_given_its_page_is_not():
 def test_early_pages_are_to_do_again_once_the_due_date_has_passed():
     latest = {("ada", "a"): "ada+a+1", ("bob", "a"): "bob+a+1", ("cy", "b"): "cy+b+1"}
     released = {"ada/a": Released("ada+a+1", "early"), "bob/a": Released("bob+a+1", "none"),
-                "cy/b": Released("cy+b+1", "early")}
+                "cy/b": Released("cy+b+1", "early"), "dan/a": Released("dan+a+1", FULL_EARLY)}
+    latest[("dan", "a")] = "dan+a+1"  # a full page given early lacks the worked answers
     due = {"a": NOW, "b": None}
     assert to_do(latest, released, due, NOW - timedelta(seconds=1)) == []
-    assert to_do(latest, released, due, NOW) == [("ada", "a"), ("bob", "a")]
+    assert to_do(latest, released, due, NOW) == [("ada", "a"), ("bob", "a"), ("dan", "a")]
     full = {key: Released(given.submission, "full") for key, given in released.items()}
     assert to_do(latest, full, due, NOW) == []
 
@@ -384,7 +386,7 @@ def test_a_submission_is_graded_released_early_then_fully_as_autograde_would(cou
     assert not any(worked in early for worked in WORKED.values())
     monkeypatch.setenv("COURSE_EARLY_FEEDBACK", "all")  # the full page, before the due date
     everything = Service(Course(course.root), workers=1, limits=LIMITS)
-    assert everything.release("ada", ASSIGNMENT, state.load(course)["ada/tiny"]) == "full"
+    assert everything.release("ada", ASSIGNMENT, state.load(course)["ada/tiny"]) == FULL_EARLY
     everything.queue.close()
     before = released_page(course, secret)
     assert "Full feedback" in before and not any(worked in before for worked in WORKED.values())
