@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
+from grader.worked_answers import is_worked_answer
 from tests.conftest import REPO
 from tools import slide_metadata, slides
 
@@ -51,8 +52,10 @@ def test_slide_metadata_is_what_the_tool_writes(path):
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=NAMES)
 def test_the_release_keeps_the_slides(path):
+    """...of every cell but the worked answers, which the release leaves out."""
     released = REPO / "notebooks" / path.parent.name / path.name
-    source = {cell.id: slide_type(cell) for cell in nbformat.read(path, as_version=4).cells}
+    source = {cell.id: slide_type(cell) for cell in nbformat.read(path, as_version=4).cells
+              if not is_worked_answer(cell)}
     release = {cell.id: slide_type(cell) for cell in nbformat.read(released, as_version=4).cells}
     assert release == source
 
@@ -193,3 +196,14 @@ def test_a_deck_loads_only_local_files_that_exist(assets, tmp_path):
         assert_local_and_present(url, deck.parent)
     assert "application/vnd.jupyter.widget-state+json" in html  # the saved widgets
     assert "Why divide by" in html and "softmax_scale_slider" in html
+
+
+def test_a_deck_keeps_the_worked_answers(tmp_path):
+    """The instructor's deck shows what the release leaves out (no assets needed to look)."""
+    nb, _ = small_notebook()
+    nb.cells.insert(9, nbformat.v4.new_markdown_cell(
+        "Worked: f returns one.", metadata={"tags": ["worked-answer"]}))
+    path = tmp_path / "09_small.ipynb"
+    nbformat.write(nb, path)
+    deck = slides.write_deck(path, tmp_path / "slides").read_text()
+    assert "Worked: f returns one." in deck and "A formula:" in deck
