@@ -71,13 +71,13 @@ def submissions(assignment: str, kind: str) -> dict[str, dict]:
 
 def record_printout(course, assignment, student, printed: dict[str, str]) -> None:
     """Give ``student``'s submitted notebook what its cells printed when the student ran
-    them ({a cell's first line: the text}): the round trip submits notebooks never run."""
+    them ({how a cell's code starts: the text}): the round trip submits notebooks never run."""
     path = course.folder("submitted", student, assignment) / f"{assignment}.ipynb"
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:
-        text = printed.get(cell.source.splitlines()[0] if cell.source else "")
-        if cell.cell_type == "code" and text is not None:
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+        for start, text in printed.items():
+            if cell.cell_type == "code" and cell.source.startswith(start):
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
     nbformat.write(notebook, path)
 
 

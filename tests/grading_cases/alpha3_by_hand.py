@@ -172,7 +172,7 @@ WRONG = {
 # sentence's cell printed that id (PRINTED), and grader.own_numbers proves from the numbers
 # that they are its: "cell ...: numbers worked for id uses.another.id, submitted as ...".
 WORKED_FOR = {"uses_another_id": "uses.another.id"}
-# What a cell printed when the student ran it: {student: {the cell's first line: text}}.
+# What a cell printed when the student ran it: {student: {how the cell's code starts: text}}.
 PRINTED = {student: {"yours = own_sentence()": str(sentence_of(worked_for))}
            for student, worked_for in WORKED_FOR.items()}
 
