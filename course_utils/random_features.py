@@ -126,7 +126,38 @@ class RandomFourierFeatures(_RandomFeatures):
 
     def _features(self, X: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         offset = torch.as_tensor(self.random_offset_, dtype=X.dtype, device=X.device)
-        return torch.cos(X @ weights + offset) * math.sqrt(2.0 / self.n_components)
+        return _cosine_features(X, weights, offset)
+
+
+def _cosine_features(X: torch.Tensor, W: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.cos(X @ W + b) * math.sqrt(2.0 / W.shape[-1])
+
+
+def random_fourier_features(X, W, b):
+    """Z = √(2/R) cos(X W + b), the features of the rows of X (n, D) for frequencies W (D, R)
+    and offsets b (R,) drawn any way (another kernel's distribution, orthogonal or
+    quasi-random draws): ``RandomFourierFeatures.transform`` with W and b given.
+
+    NumPy in, NumPy out (n, R); a torch tensor in, a tensor out, in X's dtype and device.
+    """
+    X, from_numpy = _as_tensor(X)
+    W = torch.as_tensor(np.asarray(W) if from_numpy else W, dtype=X.dtype, device=X.device)
+    b = torch.as_tensor(np.asarray(b) if from_numpy else b, dtype=X.dtype, device=X.device)
+    if W.ndim != 2 or W.shape[0] != X.shape[-1] or b.shape != (W.shape[1],):
+        raise ValueError(f"expected W (D, R) with D = {X.shape[-1]} (X's last axis) and b (R,); "
+                         f"got W {tuple(W.shape)} and b {tuple(b.shape)}")
+    Z = _cosine_features(X, W, b)
+    return Z.numpy() if from_numpy else Z
+
+
+def loglog_slope(x, y) -> float:
+    """The least-squares slope α of log y against log x, the exponent of y ≈ c x^α: the rate
+    at which an error falls with the number of features (−½ for Monte Carlo)."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1 or len(x) < 2 or (x <= 0).any() or (y <= 0).any():
+        raise ValueError(f"expected two 1-D sequences of equal length ≥ 2, all > 0; "
+                         f"got shapes {x.shape} and {y.shape}")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 class PositiveRandomFeatures(_RandomFeatures):

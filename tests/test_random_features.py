@@ -16,7 +16,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from course_utils.device import get_device
 from course_utils.linear_attention import linear_attention
-from course_utils.random_features import PositiveRandomFeatures, RandomFourierFeatures
+from course_utils.random_features import (
+    PositiveRandomFeatures,
+    RandomFourierFeatures,
+    loglog_slope,
+    random_fourier_features,
+)
 
 DEVICE = get_device()
 
@@ -211,3 +216,22 @@ def test_bad_gamma_is_refused():
             RandomFourierFeatures(gamma=gamma).fit(X)
     with pytest.raises(TypeError, match="gamma must be a number"):
         RandomFourierFeatures(gamma="scale").fit(X)
+
+
+def test_features_of_given_frequencies_equal_rbf_sampler():
+    X = load_iris().data
+    sampler = RBFSampler(gamma=0.3, n_components=40, random_state=2).fit(X)
+    W, b = sampler.random_weights_, sampler.random_offset_
+    np.testing.assert_allclose(random_fourier_features(X, W, b), sampler.transform(X), atol=1e-12)
+    as_tensors = random_fourier_features(torch.tensor(X), torch.tensor(W), torch.tensor(b))
+    np.testing.assert_allclose(as_tensors.numpy(), sampler.transform(X), atol=1e-12)
+    with pytest.raises(ValueError, match=r"expected W \(D, R\) with D = 4.*got W \(3, 40\)"):
+        random_fourier_features(X, W[:3], b)
+
+
+def test_loglog_slope_is_the_exponent_of_a_power_law():
+    x = np.array([2.0, 8.0, 32.0, 1000.0])
+    assert loglog_slope(x, 3.0 * x**-0.5) == pytest.approx(-0.5)
+    assert loglog_slope(list(x), list(7 * x**2)) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="all > 0"):
+        loglog_slope(x, -x)

@@ -236,11 +236,14 @@ TWINS: dict[str, tuple[str, ...]] = {
     ),
     "fourier_features": (
         "course_utils.random_features.RandomFourierFeatures._features",
+        "course_utils.random_features.random_fourier_features",
+        "course_utils.random_features._cosine_features",
         "sklearn.kernel_approximation.RBFSampler.transform",
         "sklearn.kernel_approximation.*",
         "course_utils.checks.random_features._fourier",
     ),
-    "error_slope": ("course_utils.checks.random_features._slope",),
+    "error_slope": ("course_utils.checks.random_features._slope",
+                    "course_utils.random_features.loglog_slope"),
     "cos_sin_variance": ("course_utils.checks.random_features._cos_sin_variance",),
     "positive_features": (
         "course_utils.random_features.PositiveRandomFeatures._features",

@@ -65,4 +65,6 @@ class ShowWorkedAnswers(NbGraderPreprocessor):
         course = CourseDirectory(parent=self)
         folder = course.format_path(course.source_directory, ".", ids["assignment"])
         source = Path(folder) / f"{ids['notebook']}.ipynb"
+        if not source.exists():  # a notebook the assignment does not have: nothing to add
+            return nb, resources
         return put_back(nb, nbformat.read(source, as_version=4)), resources

@@ -14,11 +14,13 @@ from nbconvert.preprocessors import TagRemovePreprocessor
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from nbgrader.api import Gradebook
 from nbgrader.converters import GenerateAssignment
+from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
 from grader import steps
 from grader.autograde import autograde
+from grader.feedback import ShowWorkedAnswers, due_date_passed
 from grader.worked_answers import RemoveWorkedAnswers, put_back
 from tests.conftest import REPO
 from tests.grader.tiny_course import (
@@ -83,6 +85,24 @@ def test_the_release_runs_nbgrader_s_own_steps_after_leaving_worked_answers_out(
     assert "TagRemovePreprocessor" not in config  # HTML pages keep the tagged cells
 
 
+def test_the_due_date_decides_and_a_notebook_without_source_is_left_as_it_is(tmp_path):
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    due = datetime(2026, 6, 1, 17)
+    with Gradebook(db_url) as book:
+        book.update_or_create_assignment("a", duedate=due)
+        book.update_or_create_assignment("open")
+    assert not due_date_passed(db_url, "a", due - timedelta(seconds=1))
+    assert due_date_passed(db_url, "a", due)
+    assert not due_date_passed(db_url, "open", due) and not due_date_passed(db_url, "gone")
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    (tmp_path / "source" / "a").mkdir(parents=True)
+    notebook = new_notebook(cells=with_ids(cells("x"), ("x",)))
+    resources = {"nbgrader": {"db_url": db_url, "assignment": "a", "notebook": "extra"}}
+    shown, _ = ShowWorkedAnswers(config=config).preprocess(notebook, resources)
+    assert ids(shown) == ["x"]
+
+
 # --- the tiny course: release, then feedback before and after the due date -----------------
 
 @pytest.fixture(scope="module")
@@ -138,3 +158,5 @@ def test_feedback_after_the_due_date_shows_each_worked_answer_under_its_exercise
     double_test, square = page.index("assert double(2) == 4"), page.index("def square(x)")
     assert double_test < page.index(WORKED["test_double"]) < square
     assert page.index("Because doubling is adding") < page.index(WORKED["written"])
+    label = "Worked answer (shown after the due date)"
+    assert page.count(label) == 2 and page.index(label) < page.index(WORKED["test_double"])
