@@ -27,9 +27,9 @@ STUDENT_VARIABLES = ("COURSE_STUDENT", "JUPYTERHUB_USER")
 HOW_TO_SET_THE_ID = """\
 On the course server your id is set for you. On your own machine, quit JupyterLab and
 start it again with your id:
-    COURSE_STUDENT=<your id> make lab                     (Linux, macOS)
-    $env:COURSE_STUDENT = "<your id>"; make lab           (Windows PowerShell)
-    set COURSE_STUDENT=<your id>   and then   make lab    (Windows Command Prompt)"""
+    COURSE_STUDENT=<your id> make lab                                (Linux, macOS, WSL)
+    $env:COURSE_STUDENT = "<your id>"; jupyter lab notebooks         (Windows PowerShell)
+    set COURSE_STUDENT=<your id>   and then   jupyter lab notebooks  (Windows Command Prompt)"""
 
 
 

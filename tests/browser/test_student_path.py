@@ -2,7 +2,7 @@
 
 The student opens the release, runs every cell, moves the softmax-scale slider, answers
 an exercise right and then wrong, works the scores of exercise 1 from the sentence the
-notebook printed (demonstration numbers: the server sets no student id), and presses
+notebook printed for the student's id, and presses
 nbgrader's Validate; then runs the same
 notebook in Notebook 7. The expectations come from elsewhere: which cells may fail from
 the notebook's nbgrader metadata, the right answer from the solution notebook, the wrong
@@ -16,6 +16,7 @@ import nbformat
 import pytest
 
 from course_utils.checks.attention import MISTAKES
+from tests.browser.conftest import STUDENT
 from tests.browser.controls import Slider, displayed, wait_for_new_picture
 from tests.browser.course import ASSIGNMENTS, copy_into, release, solution
 from tests.browser.notebook_page import NotebookPage, menu, open_in_lab
@@ -38,7 +39,7 @@ SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 FAILED_CELL = "The following cell failed:"
 OWN_SENTENCE_CELL = "yours = own_sentence()"
 BY_HAND = "scores_3_by_hand"
-VECTOR = re.compile(r"\b([qk]_\d) = (\[[-\d, ]+\])")
+VECTOR = re.compile(r"\b([qk]_\d) = (\[[-\d., ]+\])")
 VALIDATE_TIMEOUT_S = 180
 
 
@@ -116,7 +117,7 @@ def test_student_works_through_04_in_jupyterlab(page, steps, student_server, wor
 
     with steps("reads their own sentence at exercise 1 and works its scores; the test passes"):
         shown = notebook.output_text(by_code(blank, OWN_SENTENCE_CELL))
-        assert "DEMONSTRATION numbers" in shown, shown  # this server sets no student id
+        assert f"Student id: {STUDENT}" in shown, shown
         by_hand, its_test = by_grade_id(blank, BY_HAND), by_grade_id(blank, f"test_{BY_HAND}")
         notebook.type_code(by_hand, f"{BY_HAND} = {scores_worked_from(shown)}")
         notebook.run_cell(by_hand)
