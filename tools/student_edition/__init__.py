@@ -6,8 +6,8 @@ tools) and stays private. Students get a repository of their own, built from it 
 (`notebooks/`), the package `course_utils`, the environment files, and their own README
 and Makefile (this folder's `README.md` and `Makefile`), in one commit.
 
-`EDITION` names the edition's top-level entries; the course server reads it to decide what
-a student's server may see. Of them, `COPIED` come unchanged from this repository (the
+`EDITION` names the edition's top-level entries. Of them, `COPIED` come unchanged from this
+repository, and are what the course server shows a student's server of it (the
 files git tracks, as they are in the working tree: never a scratch file git does not know
 of), `pyproject.toml` is this repository's with only the tables
 that install `course_utils` (`PYPROJECT_TABLES`: no developers' extras, no pytest or ruff
