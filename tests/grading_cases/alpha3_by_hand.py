@@ -360,3 +360,82 @@ def scores(q, k):
 """, zero=True, flagged=True),
     },
 }
+
+# --- cheats through doors the function mode and the twin list do not watch (another thread,
+# a fresh copy, the check's comparison replaced, the kernel's reply rewritten) -----------------
+
+CHEAT.update({
+    # PyTorch's attention in another thread, where the test's function mode is not on; the
+    # weights are the attention of the identity matrix's rows
+    "attention_in_a_thread": {
+        "causal_attention": Cheat("""
+import threading
+
+import torch.nn.functional as F
+
+
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    eye = torch.eye(len(X), dtype=V.dtype, device=V.device)
+    found = {}
+
+    def attend():
+        found["a"] = F.scaled_dot_product_attention(Q, K, V, is_causal=True)
+        found["alpha"] = F.scaled_dot_product_attention(Q, K, eye, is_causal=True)
+
+    worker = threading.Thread(target=attend)
+    worker.start()
+    worker.join()
+    return found["a"], found["alpha"]
+""", zero=True),
+    },
+    # the course's masked_softmax and causal_mask rebuilt from their code objects
+    "masked_softmax_rebuilt_from_code": {
+        "causal_softmax": Cheat("""
+import types
+
+import course_utils.attention as _library
+
+
+def _copy(function):
+    return types.FunctionType(function.__code__, function.__globals__, "copy",
+                              function.__defaults__)
+
+
+_softmax, _mask = _copy(_library.masked_softmax), _copy(_library.causal_mask)
+
+
+def causal_softmax(s):
+    return _softmax(s, _mask(s.shape[-1], device=s.device))
+""", zero=True),
+    },
+    # torch.allclose, which the checks compare with, replaced: a wrong answer then matches
+    "replaces_torch_allclose": {
+        "causal_softmax": Cheat("""
+torch.allclose = lambda *args, **kwargs: True
+
+
+def causal_softmax(s):
+    return s
+""", zero=True, flagged=True),
+    },
+    # the kernel's execute handler replaced: a cell that calls own_work runs as `pass`, its
+    # reply reads ok; the answer underneath is wrong
+    "kernel_runs_tests_as_pass": {
+        "scores": Cheat("""
+_kernel = get_ipython().kernel
+_execute = _kernel.do_execute
+
+
+async def _do_execute(code, *args, **kwargs):
+    return await _execute("pass" if "own_work" in code else code, *args, **kwargs)
+
+
+_kernel.do_execute = _do_execute
+
+
+def scores(q, k):
+    return q @ k.T
+""", zero=True, flagged=True),
+    },
+})

@@ -546,3 +546,87 @@ def join_in_word(w, pair):
 """, zero=False, flagged=True),
     },
 }
+
+# --- cheats through doors the twin list does not watch (each family: another thread, another
+# library, a fresh copy, the test's own names, a failure silenced by a decoded name) -----------
+
+CHEAT.update({
+    "other_threads_libraries_and_copies": {
+        # tiktoken's Rust core, built from the ranks and run in a pool thread
+        "encode": Cheat("""
+from concurrent.futures import ThreadPoolExecutor
+
+from tiktoken._tiktoken import CoreBPE
+
+
+def encode(text, ranks, special_tokens):
+    core = CoreBPE(dict(ranks), dict(special_tokens), CL100K_PATTERN)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(core.encode, text, set(special_tokens)).result()
+""", zero=True),
+        # Hugging Face's BPE model, given the merges in the order learned
+        "segment_word": Cheat("""
+from tokenizers.models import BPE
+
+
+def segment_word(word, merges):
+    tokens = [*word, "_", *(t for pair in merges for t in pair), *(a + b for a, b in merges)]
+    model = BPE(vocab={t: i for i, t in enumerate(dict.fromkeys(tokens))},
+                merges=[tuple(pair) for pair in merges])
+    return [token.value for token in model.tokenize(word + "_")]
+""", zero=True),
+        # course_utils.bpe loaded again from its file under another name
+        "merge_pair": Cheat("""
+import importlib.util
+
+import course_utils.bpe
+
+_spec = importlib.util.spec_from_file_location("course_utils.bpe_again", course_utils.bpe.__file__)
+_again = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_again)
+
+
+def merge_pair(corpus, pair):
+    return _again.merge_pair(corpus, pair)
+""", zero=True),
+        # course_utils.bpe reloaded twice: the function kept from the first reload is no
+        # longer the module's, so a swap of what the module holds misses it
+        "count_pairs": Cheat("""
+import importlib
+
+import course_utils.bpe
+
+_mine = importlib.reload(course_utils.bpe).count_pairs
+importlib.reload(course_utils.bpe)
+
+
+def count_pairs(corpus):
+    return _mine(corpus)
+""", zero=True),
+    },
+    # the hidden test binds tiktoken's answer (expected) and its tiny tokenizer (tiny) at the
+    # top of its cell, the answer's global namespace: read them
+    "reads_the_tests_names": {
+        "encode": Cheat("""
+def encode(text, ranks, special_tokens):
+    test = globals()
+    if len(ranks) < 1000:
+        return test["tiny"]._core_bpe.encode(text, set(special_tokens))
+    return list(test["expected"])
+""", zero=True),
+    },
+    # an input transformer, found by a name decoded at run time, blanks every test cell
+    # (they call own_work): nothing fails; the answer underneath is wrong
+    "blanks_the_test_cells": {
+        "count_pairs": Cheat("""
+import codecs
+
+getattr(get_ipython(), codecs.decode("vachg_genafsbezref_cbfg", "rot13")).append(
+    lambda lines: [] if any("own_work" in line for line in lines) else lines)
+
+
+def count_pairs(corpus):
+    return {}
+""", zero=True, flagged=True),
+    },
+})

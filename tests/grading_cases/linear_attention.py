@@ -267,3 +267,119 @@ def causal_linear_attention(q, k, v, feature_map):
 """, zero=True),
     },
 }
+
+# --- cheats through doors the function mode and the twin list do not watch (each family:
+# TorchScript, another thread, a fresh copy, the check's reference replaced, a failure
+# silenced), and the rule's letter kept while its cost is quadratic ----------------------------
+
+CHEAT.update({
+    "scripted_threads_and_copies": {
+        # the N_q × N_k matrix built inside TorchScript, where no mode sees its shape
+        "kernel_attention": Cheat("""
+@torch.jit.script
+def _attend(phi_q: torch.Tensor, phi_k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    weights = phi_q @ phi_k.transpose(-2, -1)
+    return (weights / weights.sum(-1, keepdim=True)) @ v
+
+
+def kernel_attention(q, k, v, feature_map):
+    return _attend(feature_map(q), feature_map(k), v)
+""", zero=True),
+        # the masked N × N matrix built in another thread
+        "causal_linear_attention": Cheat("""
+import threading
+
+
+def causal_linear_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    found = []
+
+    def attend():
+        weights = (phi_q @ phi_k.transpose(-2, -1)).tril()
+        found.append((weights / weights.sum(-1, keepdim=True)) @ v)
+
+    worker = threading.Thread(target=attend)
+    worker.start()
+    worker.join()
+    return found[0]
+""", zero=True),
+        # the course's band_mask rebuilt from its code object
+        "band_mask": Cheat("""
+import types
+
+import course_utils.linear_attention as _library
+
+_copy = types.FunctionType(_library.band_mask.__code__, _library.band_mask.__globals__, "copy",
+                           _library.band_mask.__defaults__)
+
+
+def band_mask(n, bandwidth, causal=False):
+    return _copy(n, bandwidth, causal)
+""", zero=True),
+    },
+    # the check's reference band replaced: a wrong answer (nothing allowed) then matches
+    "replaces_the_checks_band": {
+        "band_mask": Cheat("""
+import course_utils.checks.linear_attention as _checks_of_07
+
+_checks_of_07._band = lambda n, bandwidth, causal, **variant: torch.zeros(n, n, dtype=torch.bool)
+
+
+def band_mask(n, bandwidth, causal=False):
+    return torch.zeros(n, n, dtype=torch.bool)
+""", zero=True, flagged=True),
+    },
+    # the shell's run_cell replaced: a cell that calls own_work runs as `pass`; the answer
+    # underneath is wrong
+    "run_cell_skips_the_tests": {
+        "recurrent_step": Cheat("""
+_shell = get_ipython()
+_run = _shell.run_cell
+
+
+def _run_cell(raw_cell, *args, **kwargs):
+    return _run("pass" if "own_work" in raw_cell else raw_cell, *args, **kwargs)
+
+
+_shell.run_cell = _run_cell
+
+
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+    return S, z, v_i
+""", zero=True, flagged=True),
+    },
+    # quadratic work without an N_q × N_k torch tensor: the matrix is a NumPy array
+    "square_matrix_in_numpy": {
+        "kernel_attention": Cheat("""
+def kernel_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q).double().numpy(), feature_map(k).double().numpy()
+    weights = phi_q @ np.swapaxes(phi_k, -1, -2)
+    return torch.from_numpy((weights / weights.sum(-1, keepdims=True)) @ v.double().numpy())
+""", zero=True),
+        # the prefix sums recomputed from scratch for every row: (r, D_v) tensors only, N²
+        # work
+        "causal_linear_attention": Cheat("""
+def causal_linear_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    rows = []
+    for i in range(q.shape[-2]):
+        S = phi_k[..., : i + 1, :].transpose(-2, -1) @ v[..., : i + 1, :]
+        z = phi_k[..., : i + 1, :].sum(dim=-2)
+        rows.append((phi_q[..., i, None, :] @ S)[..., 0, :]
+                    / (phi_q[..., i, :] * z).sum(-1, keepdim=True))
+    return torch.stack(rows, dim=-2)
+""", zero=True),
+    },
+    # one query at a time, its N_k weights a vector: quadratic work, no N_q × N_k tensor
+    "weights_row_by_row": {
+        "kernel_attention": Cheat("""
+def kernel_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    rows = []
+    for i in range(q.shape[-2]):
+        weights = (phi_k * phi_q[..., i, None, :]).sum(-1)               # (..., N_k)
+        rows.append((weights[..., None] * v).sum(-2) / weights.sum(-1, keepdim=True))
+    return torch.stack(rows, dim=-2)
+""", zero=True),
+    },
+})

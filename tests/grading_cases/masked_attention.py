@@ -291,3 +291,93 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 """, zero=True),
     },
 }
+
+# --- cheats through doors the function mode and the twin list do not watch (each family:
+# TorchScript, another thread, a fresh copy, the check's reference replaced, a failure
+# silenced) --------------------------------------------------------------------------------------
+
+CHEAT.update({
+    "traced_threads_and_copies": {
+        # PyTorch's attention traced to TorchScript before any test runs
+        "self_attention_update": Cheat("""
+import torch.nn.functional as F
+
+
+def _update(E, W_Q, W_K, W_V):
+    return E + F.scaled_dot_product_attention(E @ W_Q, E @ W_K, E @ W_V)
+
+
+_traced = torch.jit.trace(_update, (torch.randn(3, 4), torch.randn(4, 2), torch.randn(4, 2),
+                                    torch.randn(4, 4)))
+
+
+def self_attention_update(E, W_Q, W_K, W_V):
+    return _traced(E, W_Q, W_K, W_V)
+""", zero=True),
+        # PyTorch's attention per head, in a pool thread
+        "multi_head_attention": Cheat("""
+from concurrent.futures import ThreadPoolExecutor
+
+import torch.nn.functional as F
+
+
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    batch, n, d = x.shape
+
+    def split(t):
+        return t.reshape(batch, n, num_heads, d // num_heads).transpose(1, 2)
+
+    with ThreadPoolExecutor(1) as pool:
+        heads = pool.submit(F.scaled_dot_product_attention, split(x @ W_Q), split(x @ W_K),
+                            split(x @ W_V), is_causal=causal).result()
+    return heads.transpose(1, 2).reshape(batch, n, d) @ W_O
+""", zero=True),
+        # the check's key mask rebuilt from its code object
+        "padding_mask": Cheat("""
+import types
+
+import course_utils.checks.masked_attention as _checks_of_05
+
+_keys = types.FunctionType(_checks_of_05._key_mask.__code__, _checks_of_05.__dict__, "keys",
+                           _checks_of_05._key_mask.__defaults__)
+
+
+def padding_mask(lengths, n, causal=False):
+    lengths = torch.as_tensor(lengths)
+    mask = _keys(lengths, n)[:, None, :].expand(len(lengths), n, n)
+    return mask & torch.ones(n, n, dtype=torch.bool).tril() if causal else mask
+""", zero=True),
+    },
+    # nn.MultiheadAttention, which the check computes its expected value with, replaced:
+    # a wrong answer (zeros) then matches
+    "replaces_the_checks_multihead": {
+        "multi_head_attention": Cheat("""
+nn.MultiheadAttention.forward = lambda self, query, *args, **kwargs: (0 * query, None)
+
+
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    return torch.zeros_like(x)
+""", zero=True, flagged=True),
+    },
+    # an AST transformer that empties every cell calling own_work: the test cells pass; the
+    # answer underneath is wrong
+    "ast_transformer_empties_tests": {
+        "split_heads": Cheat("""
+import ast
+
+
+class _Empty(ast.NodeTransformer):
+    def visit_Module(self, node):
+        if "own_work" in ast.unparse(node):
+            node.body = []
+        return node
+
+
+get_ipython().ast_transformers.append(_Empty())
+
+
+def split_heads(x, num_heads):
+    return x
+""", zero=True, flagged=True),
+    },
+})

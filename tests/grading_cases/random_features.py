@@ -314,3 +314,88 @@ def cos_sin_variance(k, R):
 """, zero=True),
     },
 }
+
+# --- cheats through doors the twin list does not watch (each family: another process,
+# another library, a fresh copy, the check's reference replaced, a failure silenced) ---------
+
+CHEAT.update({
+    "other_processes_libraries_and_copies": {
+        # scikit-learn's rbf_kernel in a worker process started fresh (spawn)
+        "gaussian_kernel": Cheat("""
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+from sklearn.metrics.pairwise import rbf_kernel
+
+
+def gaussian_kernel(X, Y, sigma):
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        job = pool.submit(rbf_kernel, np.asarray(X), np.asarray(Y), gamma=1 / (2 * sigma**2))
+        return job.result()
+""", zero=True),
+        # the course's loglog_slope rebuilt from its code object
+        "error_slope": Cheat("""
+import types
+
+import course_utils.random_features as _library
+
+_copy = types.FunctionType(_library.loglog_slope.__code__, _library.loglog_slope.__globals__)
+
+
+def error_slope(Rs, errors):
+    return _copy(Rs, errors)
+""", zero=True),
+    },
+    # scikit-learn's squared distances, which no twin pattern names
+    "scikit_learns_distances": {
+        "gaussian_kernel": Cheat("""
+from sklearn.metrics.pairwise import euclidean_distances
+
+
+def gaussian_kernel(X, Y, sigma):
+    return np.exp(-euclidean_distances(X, Y, squared=True) / (2 * sigma**2))
+""", zero=True),
+    },
+    # scikit-learn's pairwise module loaded again from its file: its rbf_kernel is a copy
+    "pairwise_loaded_again": {
+        "gaussian_kernel": Cheat("""
+import importlib.util
+
+import sklearn.metrics.pairwise
+
+_spec = importlib.util.spec_from_file_location("sklearn.metrics._pairwise_again",
+                                               sklearn.metrics.pairwise.__file__)
+_again = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_again)
+
+
+def gaussian_kernel(X, Y, sigma):
+    return _again.rbf_kernel(X, Y, gamma=1 / (2 * sigma**2))
+""", zero=True),
+    },
+    # the check's reference replaced: a wrong answer (zeros) then matches
+    "replaces_the_checks_variance": {
+        "cos_sin_variance": Cheat("""
+import course_utils.checks.random_features as _checks_of_08
+
+_checks_of_08._cos_sin_variance = lambda k, R, *variant, **options: np.zeros(np.shape(k))
+
+
+def cos_sin_variance(k, R):
+    return np.zeros(np.shape(k))
+""", zero=True, flagged=True),
+    },
+    # the kernel shell's own error sender (_showtraceback) replaced on its class, and every
+    # cell's error cleared after it ran; the answer underneath is wrong
+    "class_traceback_and_post_run_cell": {
+        "positive_features": Cheat("""
+type(get_ipython())._showtraceback = lambda self, *args, **kwargs: None
+get_ipython().events.register("post_run_cell",
+                              lambda result: setattr(result, "error_in_exec", None))
+
+
+def positive_features(X, W):
+    return np.ones((X.shape[0], W.shape[1]))
+""", zero=True, flagged=True),
+    },
+})

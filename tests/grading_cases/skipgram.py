@@ -363,3 +363,81 @@ def sgd_step(W, ids, t, c, lr):
 """, zero=False, flagged=True),
     },
 }
+
+# --- cheats through doors the function mode and the twin list do not watch (each family:
+# TorchScript, another thread, another library, a fresh copy, a failure silenced) --------------
+
+CHEAT.update({
+    "scripted_autograd_and_other_doors": {
+        # autograd compiled to TorchScript: no torch function call for the rule to see
+        "sgd_step": Cheat("""
+@torch.jit.script
+def _loss_and_gradient(W: torch.Tensor, a: int, b: torch.Tensor):
+    leaf = W.detach().clone().requires_grad_(True)
+    loss = -torch.log_softmax(leaf @ leaf[a], dim=0)[b].sum()
+    gradient = torch.autograd.grad([loss], [leaf])[0]
+    assert gradient is not None
+    return loss.detach(), gradient
+
+
+def sgd_step(W, ids, t, c, lr):
+    context = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+    with torch.enable_grad():
+        loss, gradient = _loss_and_gradient(W, int(ids[t]), ids[context])
+    return loss, gradient, W - lr * gradient
+""", zero=True),
+        # the course's window_pairs run in another thread
+        "window_pairs": Cheat("""
+import threading
+
+from course_utils import skipgram as _library
+
+
+def window_pairs(words, c):
+    found = []
+    worker = threading.Thread(target=lambda: found.extend(_library.window_pairs(words, c)))
+    worker.start()
+    worker.join()
+    return found
+""", zero=True),
+        # the course's skipgram module loaded again from its file: a copy no swap has touched
+        "window_loss": Cheat("""
+import importlib.util
+
+import course_utils.skipgram
+
+_spec = importlib.util.spec_from_file_location("course_utils.skipgram_again",
+                                               course_utils.skipgram.__file__)
+_again = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_again)
+
+
+def window_loss(W, ids, t, c):
+    return _again.window_loss(W, ids, t, c)
+""", zero=True),
+    },
+    # autograd through torch.func (functorch), which the rule's list of calls does not name
+    "functorch_gradient": {
+        "sgd_step": Cheat("""
+def sgd_step(W, ids, t, c, lr):
+    context = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+
+    def loss_of(weights):
+        return -torch.log_softmax(weights @ weights[ids[t]], dim=0)[ids[context]].sum()
+
+    gradient, loss = torch.func.grad_and_value(loss_of)(W)
+    return loss, gradient, W - lr * gradient
+""", zero=True),
+    },
+    # a custom exception handler installed on the shell: a failing test prints nothing and
+    # its reply carries no error output; the answer underneath is wrong
+    "custom_exception_handler": {
+        "window_loss": Cheat("""
+get_ipython().set_custom_exc((Exception,), lambda shell, etype, value, tb, tb_offset=None: None)
+
+
+def window_loss(W, ids, t, c):
+    return torch.tensor(0.0)
+""", zero=True, flagged=True),
+    },
+})

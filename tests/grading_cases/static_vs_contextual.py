@@ -315,3 +315,101 @@ def updated_embeddings(E, Q, V):
 """, zero=True),
     },
 }
+
+# --- cheats through doors the function mode and the twin list do not watch (each family:
+# TorchScript, another process, another library, a fresh copy, the check's reference
+# replaced, a failure silenced by names assembled at run time) -------------------------------
+
+CHEAT.update({
+    "scripted_and_other_libraries": {
+        # PyTorch's attention compiled to TorchScript: its ops run where no mode looks
+        "updated_embeddings": Cheat("""
+import torch.nn.functional as F
+
+
+@torch.jit.script
+def _attend(q: torch.Tensor, e: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return F.scaled_dot_product_attention(q, e, v, is_causal=True, scale=1.0)
+
+
+def updated_embeddings(E, Q, V):
+    return E + _attend(Q, E, V)
+""", zero=True),
+        # scikit-learn's cosines
+        "cosine_matrix": Cheat("""
+from sklearn.metrics.pairwise import cosine_similarity
+
+
+def cosine_matrix(a, b):
+    return torch.as_tensor(cosine_similarity(a.cpu().double().numpy(), b.cpu().double().numpy()))
+""", zero=True),
+        # a copy of the course's nearest_neighbours, rebuilt from its code object
+        "nearest_words": Cheat("""
+import types
+
+from course_utils import embeddings as _library
+
+_neighbours = types.FunctionType(_library.nearest_neighbours.__code__,
+                                 _library.nearest_neighbours.__globals__, "neighbours",
+                                 _library.nearest_neighbours.__defaults__)
+
+
+def nearest_words(word, vocabulary, vectors, k):
+    me = vocabulary.index(word)
+    found = _neighbours(vectors[me], vectors, k, exclude=[me])
+    return [vocabulary[n] for n in found.indices.tolist()]
+""", zero=True),
+        # PyTorch's attention computed in a worker process started fresh (spawn)
+        "updated_embedding": Cheat("""
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+import torch.nn.functional as F
+
+
+def updated_embedding(E, i, Q, V):
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        delta = pool.submit(F.scaled_dot_product_attention, Q[None].cpu(), E[: i + 1].cpu(),
+                            V[: i + 1].cpu(), scale=1.0).result()
+    return E[i] + delta[0].to(E.device)
+""", zero=True),
+    },
+    "scikit_learns_neighbours": {
+        "nearest_words": Cheat("""
+from sklearn.neighbors import NearestNeighbors
+
+
+def nearest_words(word, vocabulary, vectors, k):
+    rows = vectors.cpu().double().numpy()
+    me = vocabulary.index(word)
+    finder = NearestNeighbors(n_neighbors=k + 1, metric="cosine").fit(rows)
+    found = finder.kneighbors(rows[me : me + 1], return_distance=False)[0].tolist()
+    return [vocabulary[n] for n in found if n != me][:k]
+""", zero=True),
+    },
+    # the check's own reference replaced at the top of the answer cell: a wrong answer (E
+    # unchanged) then equals the "expected" value
+    "replaces_the_checks_reference": {
+        "updated_embeddings": Cheat("""
+import course_utils.checks.embeddings as _checks_of_01
+
+_checks_of_01._causal_update = lambda e, q, v, **variant: e
+
+
+def updated_embeddings(E, Q, V):
+    return E
+""", zero=True, flagged=True),
+    },
+    # IPython's shell reached by a name assembled at run time, its traceback silenced: a
+    # failing test cell would send no error; the answer underneath is wrong
+    "silences_tracebacks_by_assembled_names": {
+        "embed": Cheat("""
+_shell = getattr(__builtins__, "get_" + "ipython")()
+setattr(_shell, "show" + "traceback", lambda *args, **kwargs: None)
+
+
+def embed(weight_t, n):
+    return weight_t[:, 0]
+""", zero=True, flagged=True),
+    },
+})

@@ -575,3 +575,138 @@ def rope(x, positions):                 # the notebook's own M_k, transposed: R(
 """, zero=True),
     },
 })
+
+# --- cheats through doors the function mode and the twin list do not watch (each family:
+# TorchScript, another thread, another library, a fresh copy, the check's reference replaced,
+# the test's own names, a failure silenced by decoded names) ----------------------------------
+
+CHEAT.update({
+    "scripted_threads_and_other_libraries": {
+        # PyTorch's layer norm compiled to TorchScript
+        "layer_norm": Cheat("""
+import torch.nn.functional as F
+
+
+@torch.jit.script
+def _normalised(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float):
+    return F.layer_norm(x, [x.size(-1)], gamma, beta, eps)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return _normalised(x, gamma, beta, float(eps))
+""", zero=True),
+        # XLM's sinusoidal table (Hugging Face), the same layout as the exercise's
+        "positional_encoding": Cheat("""
+from transformers.models.xlm.modeling_xlm import create_sinusoidal_embeddings
+
+
+def positional_encoding(n_positions, d_model):
+    return create_sinusoidal_embeddings(n_positions, d_model, torch.empty(n_positions, d_model))
+""", zero=True),
+        # CodeGen's rotary embedding (Hugging Face), which the twin list does not name
+        "rope": Cheat("""
+from transformers.models.codegen.modeling_codegen import apply_rotary_pos_emb
+
+
+def rope(x, positions):
+    d = x.shape[-1]
+    angle = positions[:, None].double() / 10000 ** (torch.arange(0, d, 2).double() / d)
+    batch = x.reshape(-1, *x.shape[-2:])                              # (b, n, d)
+    sin, cos = (f(angle).to(x.dtype)[None].expand(len(batch), -1, -1)
+                for f in (torch.sin, torch.cos))
+    return apply_rotary_pos_emb(batch[:, :, None], sin, cos)[:, :, 0].reshape(x.shape)
+""", zero=True),
+        # BERT built and counted in a pool thread
+        "bert_parameters": Cheat("""
+from concurrent.futures import ThreadPoolExecutor
+
+from transformers import BertConfig, BertModel
+
+
+def _count(config):
+    with torch.device("meta"):
+        model = BertModel(config, add_pooling_layer=False)
+    return sum(p.numel() for p in model.parameters())
+
+
+def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
+    config = BertConfig(vocab_size=vocab_size, max_position_embeddings=max_positions,
+                        type_vocab_size=type_vocab_size, hidden_size=d_model,
+                        num_hidden_layers=layers, num_attention_heads=1, intermediate_size=d_ff)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(_count, config).result()
+""", zero=True),
+        # the hidden test binds each case's answer (expected) before it calls is_causal; the
+        # shown test's two blocks are told apart by their source
+        "is_causal": Cheat("""
+import inspect
+
+
+def is_causal(f, x):
+    if "expected" in globals():
+        return globals()["expected"]
+    return "causal=True" in inspect.getsource(f)
+""", zero=True),
+    },
+    # PyTorch's layer norm in a pool thread, where the test's function mode is not on
+    "layer_norm_in_a_thread": {
+        "layer_norm": Cheat("""
+from concurrent.futures import ThreadPoolExecutor
+
+import torch.nn.functional as F
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(F.layer_norm, x, x.shape[-1:], gamma, beta, eps).result()
+""", zero=True),
+    },
+    # the course's layer_norm rebuilt from its code object
+    "layer_norm_rebuilt_from_code": {
+        "layer_norm": Cheat("""
+import types
+
+import course_utils.transformer as _library
+
+_copy = types.FunctionType(_library.layer_norm.__code__, _library.layer_norm.__globals__, "copy",
+                           _library.layer_norm.__defaults__)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return _copy(x, gamma, beta, eps)
+""", zero=True),
+    },
+    # nn.LayerNorm, which the check computes its expected value with, replaced: a wrong answer
+    # (x unchanged) then matches
+    "replaces_the_checks_layer_norm": {
+        "layer_norm": Cheat("""
+nn.LayerNorm.forward = lambda self, x: x
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return x
+""", zero=True, flagged=True),
+    },
+    # the traceback silenced and every cell's error cleared after it ran, through names
+    # decoded at run time; the answer underneath is wrong
+    "silences_failures_by_decoded_names": {
+        "best_span": Cheat("""
+import codecs
+
+_shell = get_ipython()
+setattr(_shell, codecs.decode("fubjgenpronpx", "rot13"), lambda *args, **kwargs: None)
+
+
+def _forget(result):
+    result.error_in_exec = None
+
+
+getattr(getattr(_shell, codecs.decode("riragf", "rot13")), codecs.decode("ertvfgre", "rot13"))(
+    codecs.decode("cbfg_eha_pryy", "rot13"), _forget)
+
+
+def best_span(start_scores, end_scores, max_length):
+    return (0, 0)
+""", zero=True, flagged=True),
+    },
+})
