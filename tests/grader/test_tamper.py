@@ -13,6 +13,7 @@ from grader.tamper import (
     ANSWERS_COMPARISONS,
     CHANGES_DISPATCH,
     FAMILIES,
+    HIDES_NAMES,
     LOADS_CODE,
     PATCHES_BUILTINS,
     PATCHES_COURSE_UTILS,
@@ -193,7 +194,8 @@ TAMPERING = {
         [(3, PATCHES_BUILTINS)]),
     # touches sys.modules or an interpreter hook
     "sys.modules item": (
-        "import sys\nsys.modules['course_utils.checks'] = None", [(2, TOUCHES_INTERPRETER)]),
+        "import sys\nsys.modules['course_utils.checks'] = None",
+        [(2, PATCHES_COURSE_UTILS), (2, TOUCHES_INTERPRETER)]),
     "sys.modules read": (
         "import sys\n\ndef scores(q, k):\n    real = sys.modules['torch']\n    return q @ k.T",
         [(4, TOUCHES_INTERPRETER)]),
@@ -391,6 +393,101 @@ TAMPERING = {
          (3, PRIVATE_PARTS)]),
     "a private attribute by getattr": (
         "getattr(reference, '_core_bpe')", [(1, PRIVATE_PARTS)]),
+    # hides what it uses: a name computed where a name is expected
+    "getattr of a name in a variable": (
+        "name = 'check' + '_close'\nreal = getattr(checks, name)", [(2, HIDES_NAMES)]),
+    "getattr of an f-string, a join, a reversed string": (
+        "part = 'close'\ngetattr(checks, f'check_{part}')\n"
+        "getattr(checks, ''.join(['check', '_close']))\ngetattr(checks, 'esolc_kcehc'[::-1])",
+        [(2, HIDES_NAMES), (3, HIDES_NAMES), (4, HIDES_NAMES)]),
+    "getattr of a decoded string": (
+        "getattr(checks, bytes([99, 104]).decode())\ngetattr(np, chr(97) + 'llclose')",
+        [(1, HIDES_NAMES), (2, HIDES_NAMES)]),
+    "setattr, delattr and hasattr of a computed name": (
+        "setattr(np, 'all' + 'close', print)\ndelattr(checks, name)\nhasattr(torch, name)",
+        [(1, PATCHES_TEST_HELPER), (1, HIDES_NAMES), (2, PATCHES_COURSE_UTILS), (2, HIDES_NAMES),
+         (3, HIDES_NAMES)]),
+    "getattr from builtins, and by its arguments unpacked": (
+        "import builtins\nbuiltins.getattr(checks, name)\ngetattr(*pair)",
+        [(1, REACHES_IPYTHON), (2, REACHES_IPYTHON), (2, HIDES_NAMES), (3, HIDES_NAMES)]),
+    "getattr handed on instead of called": (
+        "look = getattr\nlook(checks, 'check_close')\nimport functools\n"
+        "functools.reduce(getattr, ['check_close', '__globals__'], checks)",
+        [(1, HIDES_NAMES), (4, READS_FRAMES), (4, HIDES_NAMES)]),
+    "attrgetter and methodcaller of computed names": (
+        "from operator import attrgetter, methodcaller\nattrgetter(name)(checks)\n"
+        "methodcaller(name)(checks)\nattrgetter('check_close', name)",
+        [(2, HIDES_NAMES), (3, HIDES_NAMES), (4, HIDES_NAMES)]),
+    "attrgetter of written names, followed": (
+        "import operator\noperator.attrgetter('check_close.__globals__')(checks)\n"
+        "operator.attrgetter('_core_bpe')(reference)",
+        [(2, READS_FRAMES), (3, PRIVATE_PARTS)]),
+    "the attribute methods with a computed name": (
+        "object.__setattr__(checks, name, print)\ntype.__delattr__(checks, name)",
+        [(1, HIDES_NAMES), (2, HIDES_NAMES)]),
+    "a namespace read or written by a computed key": (
+        "vars(checks)[name] = print\nchecks.__dict__.get(name)\nglobals()[name]\n"
+        "sys.modules[name]\nmodules = sys.modules\nmodules[name]",
+        [(1, PATCHES_COURSE_UTILS), (1, READS_FRAMES), (1, HIDES_NAMES), (2, READS_FRAMES),
+         (2, HIDES_NAMES), (3, READS_FRAMES), (3, HIDES_NAMES), (4, TOUCHES_INTERPRETER),
+         (4, HIDES_NAMES), (5, TOUCHES_INTERPRETER), (6, TOUCHES_INTERPRETER), (6, HIDES_NAMES)]),
+    "a namespace read through operator": (
+        "import operator\noperator.getitem(vars(checks), name)\n"
+        "operator.itemgetter(name)(sys.modules)",
+        [(2, READS_FRAMES), (2, HIDES_NAMES), (3, TOUCHES_INTERPRETER), (3, HIDES_NAMES)]),
+    "a module imported by a computed name": (
+        "__import__(name)\nimportlib.import_module(name)\nimport pydoc\npydoc.locate(name)",
+        [(1, RUNS_STRING_CODE), (1, HIDES_NAMES), (2, LOADS_CODE), (2, HIDES_NAMES),
+         (3, LOADS_CODE), (4, LOADS_CODE), (4, HIDES_NAMES)]),
+    "a module by a written name, followed": (
+        "import pydoc\npydoc.locate('gc').collect()\nimport pkgutil\n"
+        "pkgutil.resolve_name('gc:collect')()\nsys.modules['gc'].get_objects()",
+        [(1, LOADS_CODE), (2, LOADS_CODE), (2, USES_GC_CTYPES), (3, LOADS_CODE), (4, LOADS_CODE),
+         (4, USES_GC_CTYPES), (5, TOUCHES_INTERPRETER), (5, USES_GC_CTYPES)]),
+    "mock.patch of a computed target": (
+        "from unittest import mock\nmock.patch(target, return_value=True).start()\n"
+        "mock.patch.object(np, name, print).start()",
+        [(2, HIDES_NAMES), (3, PATCHES_TEST_HELPER), (3, HIDES_NAMES)]),
+    "a class whose names are computed": (
+        "Liar = type('Liar', (), {name: lambda self, other: True})\n"
+        "Box = type('Box', (), dict(zip(names, methods)))",
+        [(1, HIDES_NAMES), (2, HIDES_NAMES)]),
+    "keyword names computed": (
+        "from unittest import mock\nmock.patch.multiple(np, **{name: print})\n"
+        "mock.patch.multiple(np, **{k: v for k, v in pairs})",
+        [(2, PATCHES_TEST_HELPER), (2, HIDES_NAMES), (3, PATCHES_TEST_HELPER),
+         (3, HIDES_NAMES)]),
+    # hides what it uses: a module reached through another module
+    "a module through another module": (
+        "torch.sys.modules['x'] = None\nnp.os.environ\nfrom torch import sys\n"
+        "torch.os.system('true')\nnp.builtins.print = None\ngetattr(torch, 'sys').modules",
+        [(1, TOUCHES_INTERPRETER), (1, HIDES_NAMES), (2, HIDES_NAMES), (3, HIDES_NAMES),
+         (4, RUNS_LATER), (4, HIDES_NAMES), (5, PATCHES_BUILTINS), (5, REACHES_IPYTHON),
+         (5, HIDES_NAMES), (6, TOUCHES_INTERPRETER), (6, HIDES_NAMES)]),
+    "a module's loader": ("import math\nmath.__loader__.load_module('gc')", [(2, LOADS_CODE)]),
+    # hides what it uses: a string decoded at run time
+    "decoders": (
+        "import codecs\ncodecs.decode('tp', 'rot13')\nimport base64\n"
+        "base64.b64decode(b'Z2M=')\nimport binascii, zlib\nbytes.fromhex('6763').decode()",
+        [(1, HIDES_NAMES), (2, HIDES_NAMES), (3, HIDES_NAMES), (4, HIDES_NAMES), (5, HIDES_NAMES),
+         (6, HIDES_NAMES)]),
+    # runs code from a string, in every spelling
+    "exec and eval from the builtins' namespace": (
+        "__builtins__['exec']('1')\nvars(builtins)['eval']('1')\n"
+        "sys.modules['builtins'].exec('1')\nbuiltins.__dict__.get('compile')",
+        [(1, REACHES_IPYTHON), (1, RUNS_STRING_CODE), (2, REACHES_IPYTHON), (2, RUNS_STRING_CODE),
+         (2, READS_FRAMES), (3, TOUCHES_INTERPRETER), (3, REACHES_IPYTHON),
+         (3, RUNS_STRING_CODE), (4, REACHES_IPYTHON), (4, RUNS_STRING_CODE), (4, READS_FRAMES)]),
+    "eval imported under another name": (
+        "from builtins import eval as run\nrun('1')",
+        [(1, REACHES_IPYTHON), (1, RUNS_STRING_CODE), (2, REACHES_IPYTHON),
+         (2, RUNS_STRING_CODE)]),
+    "timeit, a profiler, pdb and doctest given code": (
+        "import timeit\ntimeit.timeit('checks.check_close = print', number=1)\n"
+        "statement = 'pass'\ntimeit.Timer(statement).timeit(1)\nimport cProfile\n"
+        "cProfile.run('1')\nimport pdb\nimport doctest",
+        [(2, RUNS_STRING_CODE), (4, RUNS_STRING_CODE), (6, RUNS_STRING_CODE), (7, RUNS_STRING_CODE),
+         (8, RUNS_STRING_CODE)]),
     # several families on one line, each once
     "two families": ("sys.modules['x'] = exec", [(1, TOUCHES_INTERPRETER), (1, RUNS_STRING_CODE)]),
 }
@@ -477,6 +574,32 @@ NEAR_MISSES = {
         "_helper = 3\n\ndef _private_helper(x):\n    return x\n\n_private_helper(_helper)"),
     "a private helper of the course's library (a twin: its own check)": (
         "from course_utils.byte_bpe import _byte_pair_merge"),
+    "getattr, setattr and hasattr of written names": (
+        "class Block(nn.Module):\n    def forward(self, x):\n"
+        "        setattr(self, 'last', x)\n        if hasattr(self, 'bias'):\n"
+        "            x = x + self.bias\n        return getattr(self, 'weight') * x"),
+    "strings built and decoded as data": (
+        "def decode(tokens, pieces, text):\n    joined = ''.join(pieces)\n"
+        "    backwards = text[::-1]\n    raw = joined.encode('utf-8')\n"
+        "    return bytes(tokens).decode('utf-8', errors='replace'), backwards, raw"),
+    "chr, translate and a tokenizer's decode": (
+        "table = {b: chr(b) for b in range(256)}\nword = ''.join(map(chr, [104, 105]))\n"
+        "clean = 'a-b'.translate(str.maketrans('-', ' '))\nids = enc.encode('hello')\n"
+        "enc.decode(ids)"),
+    "dictionaries of its own": (
+        "counts = {}\ncounts.get(key)\ncounts[key] = 1\nmerged = {**counts, 'a': 1}\n"
+        "def call(f, **kwargs):\n    return f(**kwargs)"),
+    "operator for sorting": (
+        "from operator import itemgetter, attrgetter\n"
+        "pairs = sorted(pairs, key=itemgetter(1))\nsorted(words, key=attrgetter('count'))"),
+    "type of a value, and a class made with written names": (
+        "kind = type(x)\nPoint = type('Point', (), {'x': 1})"),
+    "timeit of a function": (
+        "import timeit\n\ndef step():\n    pass\n\n"
+        "timeit.timeit(lambda: step(), number=3)\ntimeit.timeit(step, number=3)"),
+    "modules of the same names as their own": (
+        "import os\nfrom os import path\nos.path.join('a', 'b')\ntorch.trace(torch.eye(2))\n"
+        "np.trace(np.eye(2))"),
 }
 
 

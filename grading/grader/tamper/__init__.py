@@ -39,10 +39,13 @@ each line that does one of these things, by family (a line may get several):
     exercise's ``def embed``, a ``global`` name assigned in a function), and ``from module
     import *``.
 ``runs code from a string``
-    any use of ``exec``, ``eval``, ``compile`` or ``__import__``, which would hide the rest.
+    any use of ``exec``, ``eval``, ``compile`` or ``__import__``, however reached
+    (``builtins.exec``, ``__builtins__["exec"]``, ``vars(builtins).get("eval")``, an
+    alias), which would hide the rest; ``pdb``, ``doctest``, ``trace``, ``cProfile.run``
+    and ``timeit`` given a statement that is not a function.
 ``loads code by hand``
     any use of ``importlib`` (``import_module`` included), ``runpy``, ``imp``,
-    ``zipimport``, ``pkgutil``, the ``code`` module's interpreters, ``pickle`` and
+    ``zipimport``, ``pkgutil``, ``pydoc``, the ``code`` module's interpreters, ``pickle`` and
     ``marshal`` loads, ``types.ModuleType`` (a module made by hand), ``__loader__``,
     ``__spec__``.
 ``reads frames or code objects``
@@ -91,6 +94,20 @@ each line that does one of these things, by family (a line may get several):
     defines are its own). Not flagged: a namedtuple's ``_replace``, ``_asdict``...,
     ``os._exit``, and the course's library, ``course_utils``, whose private helpers that
     answer an exercise are twins, with their own check ("imports a twin").
+``hides what it uses (a name computed or decoded at run time)``
+    a name that is not a literal string where a function takes the name of what it
+    reaches: ``getattr``, ``setattr``, ``delattr``, ``hasattr``, ``operator.attrgetter``,
+    ``methodcaller``, ``object.__setattr__``...; ``__import__``, ``import_module``,
+    ``pydoc.locate``; ``mock.patch``; the key of a namespace (``vars(x)[key]``,
+    ``x.__dict__.get(key)``, ``globals()``, ``sys.modules``, ``__builtins__``); the names
+    of ``type(name, bases, namespace)`` and of ``**{key: value}``. One of those functions
+    handed on instead of called (``g = getattr``). A module reached as another module's
+    attribute (``torch.sys``, ``np.os.environ``, ``from torch import sys``; the path is
+    also read from that module on: ``torch.sys.modules`` is ``sys.modules``). The decoders
+    ``codecs``, ``base64``, ``binascii``, ``zlib``, ``bz2``, ``lzma`` and ``fromhex``.
+    Not flagged: building or decoding strings as data (``"".join(pieces)``,
+    ``text[::-1]``, ``bytes(ids).decode("utf-8")``, ``chr``): a name built that way is
+    flagged where it is used as a name.
 
 What an honest answer does is not flagged: reading ``np.allclose(...)``, defining a local
 ``sum`` inside a function, binding the names the official answer of that cell binds (the
@@ -102,16 +119,18 @@ everyday modules (``math``, ``re``, ``collections``, ``itertools``, ``functools`
 
 Modules are followed however they are named: imported under another name (``import gc as
 g``, ``from sys import _getframe as frame``), through an alias (``t = torch.testing``),
-``vars(m)``, ``getattr(m, "x")``, ``importlib.import_module("m")`` or ``__import__("m")``.
+``vars(m)``, ``getattr(m, "x")``, a namespace's entry (``vars(m)["x"]``,
+``sys.modules["m"]``, ``__builtins__["exec"]``), ``importlib.import_module("m")``,
+``__import__("m")``, ``pydoc.locate("m")``, or another module's attribute (``torch.sys``).
 An attribute chain is one use, whole: ``IPython.display.display`` is the display helper,
 not a use of ``IPython``.
 
 A flag means "look at this line", not "this student cheated": the scan sees the code only,
 and a curious student may well write ``sys.modules``, ``%timeit`` or ``gc.collect()``, or
 recompute a test input (``W_T = ...``) with the very same value to try an answer out. It
-also does not try to out-guess every trick (code built from strings, an object that
-pretends to be a module): it flags the families above, and the families "runs code from a
-string" and "loads code by hand" catch the common ways to hide the others.
+also does not try to out-guess every trick (an object that pretends to be a module): it
+flags the families above, and the families "runs code from a string", "loads code by
+hand" and "hides what it uses" catch the common ways to hide the others.
 
 IPython syntax (``%time``, ``%%capture``, ``!ls``, ``x?``) is first turned into Python the
 way the kernel does it (``get_ipython().run_line_magic(...)``), so a magic cannot hide a
@@ -127,6 +146,7 @@ answer and test cells, a cell's code as the kernel runs it), ``names`` (what a c
 and reads in the notebook's namespace), ``context`` (what the test cells rely on),
 ``spelling`` (dotted paths, the identifiers a node writes, private names), ``members``
 (what the cell's own classes define), ``uses`` (the families of what a cell reaches),
+``hidden`` (what a cell reaches by names it computes),
 ``scanner`` (the findings of one cell: bindings, patches, uses) and ``scan`` (the flags of
 a notebook or a cell).
 """
@@ -139,6 +159,7 @@ from grader.tamper.families import (
     CHANGES_DISPATCH,
     DICT_MUTATORS,
     FAMILIES,
+    HIDES_NAMES,
     INTERPRETER_HOOKS,
     LOADS_CODE,
     MOCK_PATCH,
@@ -168,6 +189,7 @@ __all__ = [
     "CHANGES_DISPATCH",
     "DICT_MUTATORS",
     "FAMILIES",
+    "HIDES_NAMES",
     "INTERPRETER_HOOKS",
     "LOADS_CODE",
     "MOCK_PATCH",

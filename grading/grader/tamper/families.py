@@ -16,6 +16,7 @@ RUNS_LATER = "starts something that runs later (thread, process, signal, atexit,
 CHANGES_DISPATCH = "changes how torch/numpy dispatch"
 ANSWERS_COMPARISONS = "defines an object that answers comparisons itself"
 PRIVATE_PARTS = "reaches into a library's private parts"
+HIDES_NAMES = "hides what it uses (a name computed or decoded at run time)"
 
 FAMILIES = (
     PATCHES_COURSE_UTILS,
@@ -32,6 +33,7 @@ FAMILIES = (
     CHANGES_DISPATCH,
     ANSWERS_COMPARISONS,
     PRIVATE_PARTS,
+    HIDES_NAMES,
 )
 
 # Patching any of these (or what lies under them) is patching a test helper.
@@ -70,6 +72,9 @@ INTERPRETER_HOOKS = (
 
 STRING_RUNNERS = frozenset({"exec", "eval", "compile", "__import__"})
 
+# Builtins that take an attribute's name as their second argument.
+ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
+
 # Python's own builtins; not the helpers `site` adds for the prompt (`exit`, `help`...) or
 # IPython's (`display`; `get_ipython` has its own family), nor the module's own dunders.
 BUILTIN_NAMES = frozenset(
@@ -78,6 +83,15 @@ BUILTIN_NAMES = frozenset(
     and name not in {"copyright", "credits", "exit", "help", "license", "quit", "display",
                      "get_ipython"}
 ) | {"__builtins__", "__import__", "__build_class__"}
+
+# Modules that libraries import for themselves and so hold as attributes (``torch.sys``,
+# ``np.os``, ``math.__builtins__``): reached that way they hide their import, and a path is
+# read from them on (``torch.sys.modules`` is ``sys.modules``). Not ``signal`` nor
+# ``types``: torch has modules of its own by those names.
+CARRIED_MODULES = {name: name for name in (
+    "sys", "os", "builtins", "importlib", "gc", "ctypes", "inspect", "subprocess",
+    "threading", "_thread", "pickle", "marshal", "codecs", "base64", "pydoc", "runpy",
+    "pkgutil", "operator", "atexit", "weakref", "traceback", "dis")} | {"__builtins__": "builtins"}
 
 # Methods that change a namespace dictionary (``vars(m).update(...)``).
 DICT_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__",
@@ -93,8 +107,11 @@ USED = {
     # IPython puts get_ipython among the builtins: builtins are a way to the shell too
     REACHES_IPYTHON: ("IPython", "ipykernel", "jupyter_client", "zmq", "traitlets", "comm",
                       "builtins"),
-    RUNS_STRING_CODE: tuple(f"builtins.{runner}" for runner in sorted(STRING_RUNNERS)),
-    LOADS_CODE: ("importlib", "runpy", "imp", "zipimport", "pkgutil", "code", "codeop",
+    # pdb, doctest and the profilers run the code they are given as a string
+    RUNS_STRING_CODE: (*(f"builtins.{runner}" for runner in sorted(STRING_RUNNERS)),
+                       "pdb", "bdb", "doctest", "trace", "cProfile.run", "cProfile.runctx",
+                       "profile.run", "profile.runctx"),
+    LOADS_CODE: ("importlib", "runpy", "imp", "zipimport", "pkgutil", "code", "codeop", "pydoc",
                  "pickle.load", "pickle.loads", "pickle.Unpickler", "_pickle", "marshal.load",
                  "marshal.loads", "dill.load", "dill.loads", "cloudpickle.load",
                  "cloudpickle.loads", "types.ModuleType"),
@@ -122,6 +139,9 @@ USED = {
                            "full_backward_hook", "full_backward_pre_hook",
                            "buffer_registration_hook", "module_registration_hook",
                            "parameter_registration_hook"))),
+    # modules whose only use in an answer is to turn a string nobody can read into a name
+    HIDES_NAMES: ("codecs", "_codecs", "base64", "binascii", "zlib", "bz2", "lzma",
+                  "gzip.decompress", "quopri", "uu"),
 }
 
 # ...except these: IPython's display helpers only show things (``display`` is a builtin of
@@ -146,6 +166,7 @@ SPELLED = {
         "co_positions", "co_posonlyargcount", "co_qualname", "co_stacksize", "co_varnames",
     }),
     RUNS_LATER: frozenset({"__del__"}),
+    HIDES_NAMES: frozenset({"fromhex"}),  # bytes.fromhex("6763").decode() is "gc"
     CHANGES_DISPATCH: frozenset({
         "__torch_function__", "__torch_dispatch__", "__array_ufunc__", "__array_function__",
         "__array__", "__array_priority__", "__array_wrap__", "__array_finalize__",

@@ -17,8 +17,13 @@ from grader.tamper.families import (
     TOUCHES_INTERPRETER,
 )
 from grader.tamper.names import STAR, ModuleNames, imported
-from grader.tamper.spelling import constant, under
+from grader.tamper.spelling import carried, constant, under
 from grader.tamper.uses import Uses
+
+# Functions that import the module a string names.
+MODULE_LOADERS = frozenset({"importlib.import_module", "pydoc.locate", "pkgutil.resolve_name"})
+# Methods that read an entry of a namespace dictionary (``vars(builtins).get("exec")``).
+NAMESPACE_GETTERS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 
 # Bare names that mean these modules even when the cell does not import them.
 MODULE_NAMES = {
@@ -73,21 +78,27 @@ class Scanner:
             attributes.insert(0, node.attr)
             node = node.value
         owner = aliases.get(node.id) if isinstance(node, ast.Name) else None
+        if isinstance(node, ast.Subscript):
+            owner = self._namespace_entry(node.value, node.slice, aliases)
         if isinstance(node, ast.Call) and node.args:
             owner = self._path_of_call(node, aliases)
-        return ".".join([owner, *attributes]) if owner else None
+        return carried(".".join([owner, *attributes])) if owner else None
 
     def _path_of_call(self, call: ast.Call, aliases: Mapping[str, str]) -> str | None:
-        """``vars(m)`` -> "m.__dict__", ``getattr(m, "x")`` -> "m.x",
-        ``importlib.import_module("m")`` and ``__import__("m")`` -> "m"; None for any other call."""
+        """``vars(m)`` -> "m.__dict__", ``getattr(m, "x")`` -> "m.x", ``vars(m).get("x")``
+        -> "m.x", ``importlib.import_module("m")``, ``__import__("m")``, ``pydoc.locate("m")``
+        -> "m"; None for any other call."""
         function = call.func.id if isinstance(call.func, ast.Name) else None
         owner = self.path(call.args[0], aliases)
         if function == "vars" and owner:
             return f"{owner}.__dict__"
         if function == "getattr" and owner and len(call.args) > 1:
             return f"{owner}.{constant(call.args[1])}"
-        if function == "__import__" or self.path(call.func, aliases) == "importlib.import_module":
-            return constant(call.args[0], None)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in NAMESPACE_GETTERS:
+            return self._namespace_entry(call.func.value, call.args[0], aliases)
+        if function == "__import__" or self.path(call.func, aliases) in MODULE_LOADERS:
+            module = constant(call.args[0], None)
+            return module.replace(":", ".") if module else None  # pkgutil's "m:name"
         return None
 
     def _bindings(self) -> Iterator[tuple[int, str]]:
@@ -128,9 +139,13 @@ class Scanner:
             return self._patched_by_call(node)
         return []
 
-    def _namespace_entry(self, namespace: ast.AST, key: ast.AST | None) -> str | None:
-        """``m.__dict__[key]`` -> "m.key"; ``__builtins__[key]`` -> "builtins.key"."""
-        owner = self.path(namespace)
+    def _namespace_entry(self, namespace: ast.AST, key: ast.AST | None,
+                         aliases: Mapping[str, str] | None = None) -> str | None:
+        """``m.__dict__[key]`` -> "m.key"; ``__builtins__[key]`` -> "builtins.key";
+        ``sys.modules["m"]`` -> "m" (a key that is not written out: "m.*", or None)."""
+        owner = self.path(namespace, aliases)
+        if owner == "sys.modules":
+            return constant(key, None)
         if owner and owner.endswith(".__dict__"):
             owner = owner.removesuffix(".__dict__")
         elif owner != "builtins":

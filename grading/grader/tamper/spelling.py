@@ -3,10 +3,28 @@ writes, and names that are private."""
 
 import ast
 
+from grader.tamper.families import CARRIED_MODULES
+
 
 def under(path: str, prefix: str) -> bool:
     """Whether ``path`` is ``prefix`` or inside it."""
     return path == prefix or path.startswith(prefix + ".")
+
+
+def carried(path: str) -> str:
+    """The path from the last module it reaches through another on: ``torch.sys.modules``
+    -> "sys.modules", ``np.os.environ`` -> "os.environ"; any other path as it is."""
+    parts = path.split(".")
+    for n in range(len(parts) - 1, 0, -1):
+        if parts[n] in CARRIED_MODULES:
+            return ".".join([CARRIED_MODULES[parts[n]], *parts[n + 1:]])
+    return path
+
+
+def attribute_owners(tree: ast.AST) -> set[int]:
+    """The ids of the nodes that own an attribute (``a.b`` of ``a.b.c``): an attribute chain
+    is one use, whole, read at its end."""
+    return {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
 
 
 def constant(node: ast.AST | None, otherwise: str | None = "*") -> str | None:
@@ -18,7 +36,8 @@ def constant(node: ast.AST | None, otherwise: str | None = "*") -> str | None:
 
 def spellings(node: ast.AST) -> set[str]:
     """The identifiers ``node`` itself writes: a name, an attribute, each part of an
-    imported name, a function or class it defines, a keyword argument, a literal string."""
+    imported name, a function or class it defines, a keyword argument, a literal string
+    (and each part of one that is a dotted name)."""
     if isinstance(node, ast.Name):
         return {node.id}
     if isinstance(node, ast.Attribute):
@@ -30,6 +49,8 @@ def spellings(node: ast.AST) -> set[str]:
     if isinstance(node, ast.keyword):
         return {node.arg} if node.arg else set()
     text = constant(node, None)
+    if text and all(part.isidentifier() for part in text.split(".")):
+        return {text, *text.split(".")}  # attrgetter("f.__globals__")
     return {text} if text else set()
 
 

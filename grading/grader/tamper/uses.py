@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from grader.tamper.families import (
     ANSWERS_COMPARISONS,
     ARRAY_TYPES,
+    ATTRIBUTE_FUNCTIONS,
     NAMESPACE_READERS,
     NOT_USED,
     OWN_LIBRARY,
@@ -23,8 +24,11 @@ from grader.tamper.families import (
     VALUE_TYPES,
     WEAKREF_CALLBACKS,
 )
+from grader.tamper.hidden import Hidden
 from grader.tamper.members import OwnMembers
 from grader.tamper.spelling import (
+    attribute_owners,
+    carried,
     constant,
     imported_paths,
     is_private,
@@ -33,7 +37,9 @@ from grader.tamper.spelling import (
     under,
 )
 
-ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
+# What reaches an object's attributes by the names it is given, and how many of its
+# arguments are names (all of attrgetter's; the first of methodcaller's).
+ATTRIBUTE_GETTERS = {"operator.attrgetter": None, "operator.methodcaller": 1}
 
 
 class Uses:
@@ -44,7 +50,8 @@ class Uses:
         self.path = path
         self.members = OwnMembers(tree)
         # a.b.c is one use, "a.b.c": not also one of "a.b" and one of "a"
-        self.inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        self.inner = attribute_owners(tree)
+        self.hidden = Hidden(tree, path)
 
     def families(self, node: ast.AST) -> Iterator[str]:
         for used in self._used_paths(node):
@@ -67,13 +74,15 @@ class Uses:
             yield ANSWERS_COMPARISONS
         if self._private(node):
             yield PRIVATE_PARTS
+        yield from self.hidden.families(node)
 
     def _used_paths(self, node: ast.AST) -> list[str]:
-        """The paths a name, attribute, call (``getattr``, ``import_module``) or import
-        reaches; an attribute chain once, whole."""
+        """The paths a name, attribute, call (``getattr``, ``import_module``), namespace
+        entry (``sys.modules["gc"]``) or import reaches; an attribute chain once, whole."""
         if isinstance(node, ast.Import | ast.ImportFrom):
-            return imported_paths(node)
-        if isinstance(node, ast.Name | ast.Attribute | ast.Call) and id(node) not in self.inner:
+            return [carried(path) for path in imported_paths(node)]
+        if isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript) and (
+                id(node) not in self.inner):
             return [p for p in [self.path(node)] if p]
         return []
 
@@ -117,6 +126,11 @@ class Uses:
         but the cell's own classes and their instances."""
         if isinstance(node, ast.Import | ast.ImportFrom):
             return any(_private_path(path) for path in imported_paths(node))
+        getter = self.path(node.func) if isinstance(node, ast.Call) else None
+        if getter in ATTRIBUTE_GETTERS:  # attrgetter("a._b"), methodcaller("_b", *arguments)
+            names = node.args[:ATTRIBUTE_GETTERS[getter]]
+            return any(is_private(part) for name in names
+                       for part in constant(name, "").split("."))
         attribute = self._attribute(node)
         if attribute is None:
             return False
