@@ -11,7 +11,9 @@ and every ``check_...`` of ``course_utils.checks`` looks at plain values only. T
    a thread, a patched builtin or assertion helper) is active.
 2. ``copies``: the answer gets copies of the test's inputs, so one that works in place is
    graded on what it returns.
-3. ``refuse`` and ``rules``: while it runs, the library's answer to the exercise is refused
+3. ``allowlist`` (with ``allowances``, and ``answer_cells`` for whole answer cells while
+   nbgrader grades): while it runs, only what its exercise allows may compute.
+   ``refuse`` and ``rules``: the library's answer to the exercise is refused
    where it is computed (Python twins by their code, torch functions by a function mode),
    and the rules the exercise states ("no autograd", "no N × N matrix") are enforced.
 4. ``plain``: what it returns is rebuilt from exact built-in types before any check looks
@@ -26,7 +28,12 @@ import warnings
 from collections.abc import Callable
 
 from ..twins import TORCH_TWINS, TWINS
+from .allowances import ALLOWANCES
+from .allowlist import NotAllowed, answer_region
+from .answer_cells import refused_cell
+from .answer_cells import register as _register_answer_cell_magic
 from .copies import fresh
+from .cost import check_cost
 from .leftovers import LeftBehind, check_nothing_left_behind, record_baseline
 from .plain import plain
 from .refuse import LibraryTwinError, library_twins_unavailable, watching
@@ -35,6 +42,7 @@ from .rules import RULES, RuleBroken
 __all__ = [
     "LeftBehind",
     "LibraryTwinError",
+    "NotAllowed",
     "RuleBroken",
     "check_nothing_left_behind",
     "checked_plainly",
@@ -56,20 +64,27 @@ def own_work(function: Callable) -> Callable:
     namespace = sys._getframe(1).f_globals
     exercises = {name for name, value in namespace.items() if value is function}
     exercises.add(getattr(function, "__name__", ""))
-    exercises &= TWINS.keys() | TORCH_TWINS.keys() | RULES.keys()
+    exercises &= TWINS.keys() | TORCH_TWINS.keys() | RULES.keys() | ALLOWANCES.keys()
     label = getattr(function, "__name__", "the answer")
+    exercise = min(exercises, default=label)
 
     @functools.wraps(function)
     def call(*args, **kwargs):
         check_nothing_left_behind()
+        if refused := refused_cell():
+            raise NotAllowed(f"an answer cell went on after a refusal: {refused}")
         args, kwargs = fresh(args), fresh(kwargs)
         with contextlib.ExitStack() as stack:
             stack.enter_context(warnings.catch_warnings())
             warnings.simplefilter("ignore")
-            for exercise in sorted(exercises):
-                stack.enter_context(library_twins_unavailable(exercise, namespace))
-                stack.enter_context(watching(exercise, args, kwargs))
+            for each in sorted(exercises) or [exercise]:
+                stack.enter_context(library_twins_unavailable(each, namespace))
+                stack.enter_context(watching(each, args, kwargs))
+            region = stack.enter_context(answer_region(exercise))
             result = function(*args, **kwargs)
+            check_cost(exercises, function, args, kwargs)  # 07: work linear in N
+        if region.refused:  # a refusal the answer caught and went on after
+            raise NotAllowed(region.refused)
         check_nothing_left_behind()
         return plain(result, f"what {label} returned")
 
@@ -89,3 +104,6 @@ def checked_plainly(check: Callable) -> Callable:
         return check(plain(answer, name), *args, **kwargs)
 
     return run
+
+
+_register_answer_cell_magic()

@@ -19,6 +19,7 @@ import contextlib
 import fnmatch
 import functools
 import importlib
+import os
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..twins import TORCH_TWINS, TWINS
 from .after_import import after_import
+from .allowances import allowance_of
 from .rules import RULES
 
 __all__ = [
@@ -44,6 +46,19 @@ NOTEBOOK = "notebook."  # a TWINS path that names a function of the notebook its
 
 class LibraryTwinError(AssertionError):
     """A student's answer called the library function that answers its exercise."""
+
+
+# An instructor trying an exercise's allowlist out: refusals are written to this file, one
+# per line, and not raised (COURSE_ALLOWLIST_RECORD=<file> jupyter nbconvert --execute ...).
+RECORD = os.environ.get("COURSE_ALLOWLIST_RECORD")
+
+
+def refuse(error: LibraryTwinError) -> None:
+    """Raise ``error``; with ``COURSE_ALLOWLIST_RECORD`` set, write it down instead."""
+    if not RECORD:
+        raise error
+    with open(RECORD, "a") as record:
+        record.write(f"{error}\n")
 
 
 def _message(exercise: str, what: str) -> str:
@@ -196,13 +211,15 @@ def op_name(function) -> str:
 
 
 class TorchWatch(TorchFunctionMode):
-    """Every torch call of an answer to ``exercise``: refused when its name holds one of the
-    exercise's ``TORCH_TWINS`` fragments, and checked against its ``RULES``, which are
-    made from the answer's arguments."""
+    """Every torch call of an answer to ``exercise``: refused unless its name is one of the
+    elementary operations the exercise allows (``allowances.py``) and holds none of its
+    ``TORCH_TWINS`` fragments, and checked against its ``RULES``, which are made from the
+    answer's arguments."""
 
     def __init__(self, exercise: str, args: tuple, kwargs: dict):
         super().__init__()
         self.exercise = exercise
+        self.allowance = allowance_of(exercise)
         self.fragments = TORCH_TWINS.get(exercise, ())
         self.rules = [rule(exercise, args, kwargs) for rule in RULES.get(exercise, ())]
 
@@ -210,6 +227,10 @@ class TorchWatch(TorchFunctionMode):
         name = op_name(func)
         if any(fragment in name for fragment in self.fragments):
             raise LibraryTwinError(_message(self.exercise, f"torch's {name}"))
+        if name not in self.allowance.torch_ops:
+            refuse(LibraryTwinError(
+                f"torch's {name} is not yours: while the tests run {self.exercise}, it may use "
+                f"{self.allowance.says}, and your own code"))
         for rule in self.rules:
             rule.before(name)
         result = func(*args, **(kwargs or {}))
@@ -218,10 +239,7 @@ class TorchWatch(TorchFunctionMode):
         return result
 
 
-def watching(exercise: str, args: tuple, kwargs: dict) -> contextlib.AbstractContextManager:
-    """``TorchWatch`` when the exercise has torch twins or rules, else nothing to enter (a
-    torch function mode slows every torch call a little)."""
-    if TORCH_TWINS.get(exercise) or RULES.get(exercise):
-        return TorchWatch(exercise, args, kwargs)
-    return contextlib.nullcontext()
+def watching(exercise: str, args: tuple, kwargs: dict) -> TorchWatch:
+    """``TorchWatch`` for an answer to ``exercise``."""
+    return TorchWatch(exercise, args, kwargs)
 

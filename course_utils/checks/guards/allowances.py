@@ -1,0 +1,121 @@
+"""What an exercise's answer may compute with: an allowlist, one entry per exercise.
+
+While an answer runs (``allowlist.py``), every Python function that starts must be the
+notebook's own code or come from a module its ``Allowance`` names, every C function the
+answer calls must be one it names, and every torch function must be one of its
+``torch_ops``. What is not named is refused where it is called. Each exercise's text says
+what it may use in the words of ``Allowance.says``; a student who follows the text is never
+refused (the ``CORRECT`` cases of tests/grading_cases/ prove it).
+"""
+
+from dataclasses import dataclass
+
+__all__ = ["ALLOWANCES", "Allowance", "allowance_of"]
+
+# Python code that may run while an answer runs, by module: the plain modules of the
+# standard library, NumPy and the parts of torch its tensor operations run through.
+PLAIN = ("typing", "collections", "functools", "heapq", "bisect", "re", "string", "copy",
+         "copyreg", "dataclasses", "enum", "abc", "numbers", "contextlib", "operator",
+         "keyword", "reprlib", "random", "statistics", "fractions", "warnings", "weakref",
+         "_weakrefset", "encodings", "codecs", "textwrap", "unicodedata",
+         "importlib._bootstrap", "importlib._bootstrap_external")
+NUMPY = ("numpy",)
+TORCH = ("torch._tensor", "torch._tensor_str", "torch.functional", "torch.nn", "torch._VF",
+         "torch.overrides", "torch.utils._contextlib", "torch.autograd.grad_mode",
+         "torch._jit_internal", "torch.random", "torch.types", "torch._utils",
+         "torch._namedtensor_internals", "torch.linalg", "torch.special", "torch.fft",
+         "torch.utils._device", "torch.storage", "torch._refs", "torch._prims_common",
+         "torch._decomp", "torch.fx.experimental.symbolic_shapes", "torch._check",
+         "torch._check_with", "torch.jit._trace.is_tracing", "torch.utils._config_module")
+# Parts of those that do a whole job for the answer or step outside it.
+NEVER = ("numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing",
+         "torch.nn.parallel", "torch.nn.utils.stateless", "torch.nn.modules.transformer",
+         "torch.nn.modules.activation.MultiheadAttention")
+
+# C functions an answer may call (by module, or by builtin name): plain Python's.
+BUILTINS = frozenset({
+    "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "format", "hash", "hex",
+    "isinstance", "issubclass", "iter", "len", "max", "min", "next", "oct", "ord", "pow",
+    "print", "repr", "round", "sorted", "sum", "__build_class__", "aiter", "anext",
+})
+C_MODULES = ("math", "cmath", "_collections", "collections", "itertools", "_functools",
+             "functools", "_heapq", "heapq", "_bisect", "bisect", "_operator", "operator",
+             "_random", "random", "re", "_sre", "unicodedata", "_string", "string",
+             "_abc", "numpy", "torch", "_codecs", "codecs", "_struct", "_json")
+
+# torch's elementary operations, by the name its function mode sees: making tensors,
+# arithmetic, comparisons, elementwise functions, reductions, products, shapes, indexing,
+# conversions. Not: a layer's or a library routine's whole job (attention, normalisation,
+# distances, similarities, embeddings), autograd, TorchScript, compilation, dispatch.
+ELEMENTARY = frozenset("""
+tensor as_tensor from_numpy zeros ones full empty zeros_like ones_like full_like empty_like
+rand randn randint randperm rand_like randn_like normal manual_seed Generator
+arange linspace logspace eye tril triu tril_indices triu_indices diag diagonal diag_embed
+new_zeros new_ones new_full new_empty new_tensor
+add sub mul div true_divide floor_divide remainder fmod neg negative pow float_power
+__add__ __radd__ __iadd__ __sub__ __rsub__ __isub__ __mul__ __rmul__ __imul__ __truediv__
+__rtruediv__ __itruediv__ __div__ __rdiv__ __idiv__ __floordiv__ __rfloordiv__ __mod__
+__rmod__ __pow__ __rpow__ __ipow__ __neg__ __pos__ __abs__ __matmul__ __rmatmul__
+__and__ __rand__ __iand__ __or__ __ror__ __ior__ __xor__ __rxor__ __invert__
+__lshift__ __rshift__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__
+add_ sub_ mul_ div_ pow_ neg_ clamp_ fill_ zero_ copy_ masked_fill_ exp_ log_ sqrt_
+abs_ index_add_ index_fill_ scatter_ scatter_add_ index_put_ addmm_ addcmul_ addcdiv_
+eq ne lt le gt ge equal isclose allclose isnan isinf isfinite logical_and logical_or
+logical_not logical_xor bitwise_and bitwise_or bitwise_not bitwise_xor
+abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square sign sgn sin cos tan asin acos
+atan atan2 sinh cosh tanh asinh acosh atanh sigmoid relu erf erfc clamp clip clamp_min
+elu selu celu gelu silu mish softplus softsign leaky_relu relu6 hardtanh logsigmoid tanhshrink
+threshold exp_ sigmoid_ relu_ tanh_ elu_ erfinv
+clamp_max floor ceil round trunc frac reciprocal maximum minimum fmax fmin where lerp
+hypot logaddexp logsumexp softmax log_softmax cumsum cumprod cummax cummin addcmul addcdiv
+sum mean prod max min amax amin argmax argmin median mode var std var_mean std_mean
+norm count_nonzero nonzero any all sort argsort topk kthvalue unique unique_consecutive
+bincount histc searchsorted bucketize
+matmul mm bmm mv dot vdot inner outer ger einsum tensordot kron addmm addmv addbmm baddbmm
+cross linalg_vector_norm vector_norm matrix_norm inverse linalg_inv det slogdet
+view view_as reshape reshape_as flatten unflatten squeeze unsqueeze expand expand_as
+repeat repeat_interleave tile permute transpose t T mT H mH adjoint movedim moveaxis
+swapaxes swapdims contiguous clone detach flip fliplr flipud roll rot90 narrow split
+chunk unbind cat concat concatenate stack hstack vstack dstack column_stack pad
+broadcast_to broadcast_tensors meshgrid cartesian_prod combinations
+__getitem__ __setitem__ index_select masked_select masked_fill masked_scatter gather
+scatter scatter_add take take_along_dim index_add index_fill index_put select slice
+one_hot
+to type type_as float double half bfloat16 int long bool short char byte cpu cuda numpy
+tolist item __len__ __iter__ __contains__ __bool__ __float__ __int__ __index__ __hash__
+__format__ __repr__ __str__ __array__ __array_wrap__ __reversed__ __deepcopy__ __reduce_ex__
+size dim ndim ndimension numel nelement shape.__get__ dtype.__get__ device.__get__
+ndim.__get__ T.__get__ mT.__get__ H.__get__ mH.__get__ data.__get__ real.__get__
+imag.__get__ is_cuda.__get__ layout.__get__ names.__get__ requires_grad.__get__
+grad.__get__ is_leaf.__get__ grad_fn.__get__ is_floating_point is_complex is_contiguous
+element_size stride storage_offset data_ptr get_device is_nonzero is_tensor is_same_size
+result_type promote_types can_cast get_default_dtype set_printoptions device
+__torch_function__ requires_grad_ no_grad enable_grad set_grad_enabled is_grad_enabled
+_set_grad_enabled
+""".split())
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What one exercise's answer may compute with (see the module docstring)."""
+
+    says: str = ("plain Python (math, collections, itertools...), NumPy, and torch's "
+                 "elementary tensor operations")
+    modules: tuple[str, ...] = PLAIN + NUMPY + TORCH
+    torch_ops: frozenset = ELEMENTARY
+    builtins: frozenset = BUILTINS
+    c_modules: tuple[str, ...] = C_MODULES
+    never: tuple[str, ...] = NEVER
+
+
+DEFAULT = Allowance()
+# No autograd in 02's closed-form gradient.
+NO_AUTOGRAD = Allowance(torch_ops=ELEMENTARY - {"requires_grad_", "enable_grad",
+                                                "set_grad_enabled", "grad.__get__"})
+
+ALLOWANCES: dict[str, Allowance] = {"sgd_step": NO_AUTOGRAD}
+
+
+def allowance_of(exercise: str | None) -> Allowance:
+    """The allowance of ``exercise`` (a grade id); the plain one for any other code."""
+    return ALLOWANCES.get(exercise or "", DEFAULT)
