@@ -296,6 +296,10 @@ TAMPERING = {
         "scores.__code__ = scores.__code__.replace(co_consts=(1,))", [(1, READS_FRAMES)]),
     "a function's globals by getattr": (
         "getattr(checks.check_close, '__globals__')['np'] = None", [(1, READS_FRAMES)]),
+    "a function's globals by a match pattern": (
+        "match checks.check_close:\n    case object(__globals__=namespace):\n"
+        "        namespace['np'] = None",
+        [(2, READS_FRAMES)]),
     "every subclass of object": ("().__class__.__mro__[1].__subclasses__()", [(1, READS_FRAMES)]),
     "the notebook's namespace as a dict": ("globals()['K'] = None", [(1, READS_FRAMES)]),
     "a function made from code": (

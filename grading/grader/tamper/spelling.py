@@ -36,8 +36,8 @@ def constant(node: ast.AST | None, otherwise: str | None = "*") -> str | None:
 
 def spellings(node: ast.AST) -> set[str]:
     """The identifiers ``node`` itself writes: a name, an attribute, each part of an
-    imported name, a function or class it defines, a keyword argument, a literal string
-    (and each part of one that is a dotted name)."""
+    imported name, a function or class it defines, a keyword argument or pattern, a
+    literal string (and each part of one that is a dotted name)."""
     if isinstance(node, ast.Name):
         return {node.id}
     if isinstance(node, ast.Attribute):
@@ -48,6 +48,8 @@ def spellings(node: ast.AST) -> set[str]:
         return {node.name}
     if isinstance(node, ast.keyword):
         return {node.arg} if node.arg else set()
+    if isinstance(node, ast.MatchClass):  # case object(__globals__=g)
+        return set(node.kwd_attrs)
     text = constant(node, None)
     if text and all(part.isidentifier() for part in text.split(".")):
         return {text, *text.split(".")}  # attrgetter("f.__globals__")
