@@ -18,6 +18,11 @@ not run.
 (``CellAborted`` for a cell the kernel did not run), so that nbgrader scores it 0, the
 feedback says why, and :func:`grader.autograde.incidents` names the cell for the TA.
 Everything else is nbgrader's: a cell over its time limit still gets ``CellTimeoutError``.
+
+Each answer cell (an nbgrader ``solution`` code cell) is sent to the kernel under the
+``%%answer_cell <grade id>`` magic of ``course_utils.checks``, so that the whole cell, not
+only the calls the tests make, runs under its exercise's allowlist
+(``course_utils/checks/guards/allowlist.py``); the notebook keeps the cell as written.
 ``grading/nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` in autograde's
 preprocessors, so Formgrader's autograde button uses it too.
 """
@@ -30,7 +35,19 @@ ABORTED = "CellAborted"
 
 
 class Execute(NbgraderExecute):
-    """nbgrader's ``Execute``; a failing reply without an ``error`` output gets one."""
+    """nbgrader's ``Execute``; answer cells run under their allowlist, and a failing reply
+    without an ``error`` output gets one."""
+
+    def preprocess_cell(self, cell, resources, index):
+        nbgrader = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not nbgrader.get("solution") or not cell.source.strip():
+            return super().preprocess_cell(cell, resources, index)
+        source = cell.source
+        cell.source = f"%%answer_cell {nbgrader.get('grade_id', '')}\n{source}"
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        finally:
+            cell.source = source
 
     def on_cell_executed(self, **kwargs) -> None:
         cell, reply = kwargs["cell"], kwargs["execute_reply"]

@@ -14,7 +14,7 @@ __all__ = ["ALLOWANCES", "Allowance", "allowance_of"]
 
 # Python code that may run while an answer runs, by module: the plain modules of the
 # standard library, NumPy and the parts of torch its tensor operations run through.
-PLAIN = ("typing", "collections", "functools", "heapq", "bisect", "re", "string", "copy",
+PLAIN = ("typing", "collections", "_collections_abc", "functools", "heapq", "bisect", "re", "string", "copy",
          "copyreg", "dataclasses", "enum", "abc", "numbers", "contextlib", "operator",
          "keyword", "reprlib", "random", "statistics", "fractions", "warnings", "weakref",
          "_weakrefset", "encodings", "codecs", "textwrap", "unicodedata",
