@@ -1,0 +1,155 @@
+"""07's rule by cost: an answer whose work grows with N² is refused, whatever form it takes.
+
+``NoSquareMatrix`` (``rules.py``) sees one form of the quadratic product, a tensor of
+N_q × N_k entries. The same work hides in a loop over the rows or the pairs, in blocks, in
+an ``einsum`` that reduces at once. So the answer to an exercise of ``LINEAR`` is also run
+on inputs of the test's batch and feature sizes at ``SHORT`` and ``2 × SHORT`` positions,
+under the same guards, and its work is counted at each length by PyTorch's own tools:
+
+* the aten operations it runs (a ``TorchDispatchMode`` sees each one, views included),
+* the entries those operations produce,
+* the FLOPs of its matrix products (``torch.utils.flop_counter``'s formulas, those that
+  ``FlopCounterMode`` adds up),
+* the peak of the memory it allocates outside torch (``tracemalloc``: NumPy arrays,
+  Python lists).
+
+Linear work doubles with the length (a little less: fixed costs do not grow). Any count that
+grows more than ``RATIO`` times breaks the rule: ``RuleBroken``, naming the rule and the
+count. A Python loop over the pairs that keeps only running sums, or a NumPy loop over the
+rows, allocates little and runs no torch operation: its cost is counted only by an
+interpreter hook (what it leaves out is said in the README, Instructors).
+"""
+
+import tracemalloc
+from collections.abc import Callable
+from functools import partial
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import flop_registry
+
+from .rules import RuleBroken
+
+__all__ = ["LINEAR", "RATIO", "SHORT", "check_cost"]
+
+LINEAR = {"kernel_attention", "causal_linear_attention"}
+"""Exercises whose answers take ``(q, k, v, feature_map)``, the positions on the axis -2 of
+``q``, ``k`` and ``v``, and must do work linear in the number of positions."""
+
+SHORT = 64  # the answer runs on SHORT, then 2 × SHORT positions
+RATIO = 3.0  # a count that grows more than this when the length doubles is not linear
+OUTSIDE = "bytes allocated outside torch"
+SMALLEST = {"aten operations": 2 * SHORT, "entries produced": 2 * SHORT,
+            "FLOPs of matrix products": 2 * SHORT, OUTSIDE: 16 * 2**10}
+"""Below these, a count at 2 × SHORT is a fixed cost, whatever its growth."""
+
+
+class WorkCounter(TorchDispatchMode):
+    """Counts the aten operations run under it, the entries they produce and the FLOPs of
+    the matrix products among them. The first count to pass its limit raises
+    ``broken(name)``, so that a quadratic answer is stopped early (one that catches it
+    keeps the count it reached)."""
+
+    def __init__(self, limits: dict[str, float], broken: Callable[[str], RuleBroken]):
+        super().__init__()
+        self.counts = {"aten operations": 0, "entries produced": 0, "FLOPs of matrix products": 0}
+        self.limits = limits
+        self.broken = broken
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False  # nothing is compiled here: spares importing torch._dynamo (2 s)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        self.counts["aten operations"] += 1
+        leaves = out if isinstance(out, tuple | list) else (out,)
+        self.counts["entries produced"] += sum(
+            leaf.numel() for leaf in leaves if isinstance(leaf, torch.Tensor))
+        flops = flop_registry.get(func._overloadpacket)
+        if flops is not None:
+            self.counts["FLOPs of matrix products"] += flops(*args, **kwargs, out_val=out)
+        for name, count in self.counts.items():
+            if count > self.limits.get(name, count):
+                raise self.broken(name)
+        return out
+
+
+def _python_memory_peak(function: Callable, args: tuple, kwargs: dict) -> int:
+    """The peak of the memory one call allocates through Python's allocator (NumPy's
+    arrays, lists, floats), above what was there before. A pass of its own: tracing
+    allocations under the dispatch mode would slow it tenfold."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        function(*args, **kwargs)
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if started:
+            tracemalloc.stop()
+
+
+def _at_length(args: tuple, n: int, generator: torch.Generator) -> tuple:
+    """The arguments ``(q, k, v, *rest)`` with new random ``q``, ``k`` and ``v`` of ``n``
+    positions, their other sizes, dtype and device those of the test's."""
+    if len(args) < 3 or not all(isinstance(a, torch.Tensor) and a.dim() >= 2 for a in args[:3]):
+        raise TypeError("check_cost expects the arguments (q, k, v, feature_map...) with q, k "
+                        f"and v tensors of at least 2 dimensions, got {[type(a) for a in args]}")
+
+    def longer(tensor: torch.Tensor) -> torch.Tensor:
+        shape = (*tensor.shape[:-2], n, tensor.shape[-1])
+        return torch.randn(shape, generator=generator, dtype=tensor.dtype).to(tensor.device) / 2
+
+    return (*(longer(tensor) for tensor in args[:3]), *args[3:])
+
+
+def _work(function: Callable, args: tuple, kwargs: dict, limits: dict,
+          broken: Callable[[str], RuleBroken]) -> dict[str, int]:
+    """The counts of ``function`` on ``args``: the torch ones, then the memory outside
+    torch. Raises ``broken(name)`` as soon as a torch count passes its limit."""
+    counter = WorkCounter(limits, broken)
+    with counter:
+        function(*args, **kwargs)
+    return {**counter.counts, OUTSIDE: _python_memory_peak(function, args, kwargs)}
+
+
+def _broken(exercise: str, name: str, short: int = 0, long: int = 0) -> RuleBroken:
+    """The refusal of an answer whose count ``name`` grew from ``short`` to ``long``
+    (unknown when the count was stopped at its limit)."""
+    growth = f"{long / short:.1f} times" if short else f"more than {RATIO:g} times"
+    return RuleBroken(
+        f"{exercise} does work that grows with N², the number of positions squared: its "
+        f"{name} grew {growth} from {SHORT} to {2 * SHORT} positions, where linear work "
+        "doubles. This exercise asks for work linear in N, whatever form the N × N products "
+        "take (a matrix, a loop over rows or pairs, blocks, lists): regroup the products so "
+        "that only sums over the keys are kept"
+    )
+
+
+def check_cost(exercises, function: Callable, args: tuple, kwargs: dict) -> None:
+    """Raises ``RuleBroken`` when ``function``, an answer to one of ``exercises`` (those in
+    ``LINEAR`` are checked), does work that grows faster than the number of positions.
+
+    Call it where the answer's guards are on (``own_work``), with the test's arguments:
+    the answer then runs under them on the longer inputs too."""
+    for exercise in sorted(LINEAR & set(exercises)):
+        generator = torch.Generator()
+        generator.seed()  # fresh inputs each time: an answer cannot recognise them
+        broken = partial(_broken, exercise)
+        try:
+            short = _work(function, _at_length(args, SHORT, generator), kwargs, {}, broken)
+            limits = {name: RATIO * max(count, SMALLEST[name]) for name, count in short.items()}
+            long = _work(function, _at_length(args, 2 * SHORT, generator), kwargs, limits, broken)
+        except RuleBroken:
+            raise
+        except Exception as error:
+            error.add_note(f"(while the tests ran {exercise} on {SHORT} and {2 * SHORT} positions "
+                           "to see how its work grows)")
+            raise
+        for name, count in long.items():
+            if count > RATIO * max(short[name], SMALLEST[name]):
+                raise broken(name, short[name], count)
