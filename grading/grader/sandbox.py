@@ -33,7 +33,7 @@ KERNEL_NAME = "course-sandbox"
 # Variables the kernel keeps from the grader's environment (everything else is cleared).
 PASSED_ON = (
     "LANG", "LC_ALL", "COURSE_QUICK", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
-    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "COURSE_ALLOWLIST",
 )
 SYSTEM_FOLDERS = ("/usr", "/etc", "/bin", "/lib", "/lib64", "/sbin")
 

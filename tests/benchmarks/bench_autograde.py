@@ -1,14 +1,17 @@
 """Autograding throughput: submissions of notebook 04 per minute, with 1 and N workers,
-and one student's eight notebooks against design.md's budget (90 s).
+and one student's eight notebooks against design.md's budget (90 s), with the allowlist of
+the guards (course_utils/checks/guards/allowlist.py) and without it (COURSE_ALLOWLIST=off).
 
 The same class (the solution, the blank release and the wrong answers of
 tests/grading_cases/alpha3_by_hand.py) is graded twice from scratch, each submission by
 nbgrader with its kernel in the sandbox; N is one worker per core.
 """
 
+import os
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 from grader import selfcheck
 from grader.autograde import autograde
@@ -51,6 +54,10 @@ def run():
                   f"grader, {workers} worker(s), sandboxed", rates[workers], "subm/min",
                   f"{seconds:.0f} s; {rates[workers] / rates[1]:.2f}x one worker")
     every = sorted(all_cases())
-    count, seconds = graded_in(cores, every, class_of_04=False)
-    yield Row(f"autograde one student's {count} notebooks", f"grader, {cores} worker(s)",
-              seconds, "s", "design.md's budget: 90 s")
+    for allowlist in ("on", "off"):
+        with mock.patch.dict(os.environ, COURSE_ALLOWLIST=allowlist):
+            count, seconds = graded_in(cores, every, class_of_04=False)
+        yield Row(f"autograde one student's {count} notebooks",
+                  f"grader, {cores} worker(s), allowlist {allowlist}", seconds, "s",
+                  "design.md's budget: 90 s")
+

@@ -14,10 +14,10 @@ __all__ = ["ALLOWANCES", "Allowance", "allowance_of"]
 
 # Python code that may run while an answer runs, by module: the plain modules of the
 # standard library, NumPy and the parts of torch its tensor operations run through.
-PLAIN = ("typing", "collections", "_collections_abc", "functools", "heapq", "bisect", "re", "string", "copy",
-         "copyreg", "dataclasses", "enum", "abc", "numbers", "contextlib", "operator",
-         "keyword", "reprlib", "random", "statistics", "fractions", "warnings", "weakref",
-         "_weakrefset", "encodings", "codecs", "textwrap", "unicodedata",
+PLAIN = ("typing", "collections", "_collections_abc", "functools", "heapq", "bisect", "re",
+         "string", "copy", "copyreg", "dataclasses", "enum", "abc", "numbers", "contextlib",
+         "operator", "keyword", "reprlib", "random", "statistics", "fractions", "warnings",
+         "weakref", "_weakrefset", "encodings", "codecs", "textwrap", "unicodedata",
          "importlib._bootstrap", "importlib._bootstrap_external")
 NUMPY = ("numpy",)
 TORCH = ("torch._tensor", "torch._tensor_str", "torch.functional", "torch.nn", "torch._VF",
