@@ -382,4 +382,27 @@ def kernel_attention(q, k, v, feature_map):
     return torch.stack(rows, dim=-2)
 """, zero=True),
     },
+    # quadratic work that never holds an N_q × N_k tensor: an einsum over the pairs that
+    # keeps only (N_q, D_v), and four blocks of queries against the blocks of keys before
+    # them (N²/16 products per block pair, still N² in all); the cost rule refuses both
+    "einsum_and_blocks": {
+        "kernel_attention": Cheat("""
+def kernel_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    numerator = torch.einsum("...ir,...jr,...jd->...id", phi_q, phi_k, v)
+    return numerator / torch.einsum("...ir,...jr->...i", phi_q, phi_k)[..., None]
+""", zero=True),
+        "causal_linear_attention": Cheat("""
+def causal_linear_attention(q, k, v, feature_map):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    size = -(-q.shape[-2] // 4)                                # four blocks of positions
+    rows = []
+    for start in range(0, q.shape[-2], size):
+        block_q = phi_q[..., start:start + size, :]
+        weights = block_q @ phi_k[..., :start + size, :].transpose(-2, -1)
+        weights = weights.tril(start)                          # keys up to each query
+        rows.append(weights @ v[..., :start + size, :] / weights.sum(-1, keepdim=True))
+    return torch.cat(rows, dim=-2)
+""", zero=True),
+    },
 })
