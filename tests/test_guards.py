@@ -12,13 +12,15 @@ import types
 
 import numpy as np
 import pytest
+import sklearn.gaussian_process.kernels
+import sklearn.metrics.pairwise
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 import course_utils.attention
 from course_utils import checks
-from course_utils.checks.guards import record_baseline
+from course_utils.checks.guards import allowlist, record_baseline
 
 GENERATOR = torch.Generator().manual_seed(0)
 Q, K, V = torch.randn(3, 6, 4, generator=GENERATOR, dtype=torch.float64)
@@ -187,6 +189,8 @@ def test_a_twin_not_imported_yet_is_not_imported_by_the_guard_and_is_refused_onc
         (tmp_path / name).write_text(text)
     monkeypatch.syspath_prepend(tmp_path)
     monkeypatch.setitem(checks.TWINS, "plus_one", (path,))
+    # the twins are the guard behind the allowlist (which refuses __import__ itself)
+    monkeypatch.setattr(allowlist, "ALLOWLIST", False)
 
     def plus_one(x):
         return x + 1
@@ -211,10 +215,9 @@ def test_a_twin_not_imported_yet_is_not_imported_by_the_guard_and_is_refused_onc
 
 
 @pytest.mark.parametrize("answer", [
-    lambda X, Y, s: __import__("sklearn.metrics.pairwise").metrics.pairwise.pairwise_kernels(
-        X, Y, metric="rbf", gamma=1 / (2 * s * s)),
-    lambda X, Y, s: __import__("sklearn.gaussian_process.kernels").gaussian_process.kernels.RBF(
-        s)(X, Y),
+    lambda X, Y, s: sklearn.metrics.pairwise.pairwise_kernels(X, Y, metric="rbf",
+                                                              gamma=1 / (2 * s * s)),
+    lambda X, Y, s: sklearn.gaussian_process.kernels.RBF(s)(X, Y),
 ], ids=["pairwise_kernels(metric='rbf')", "the RBF kernel object"])
 def test_scikit_learns_kernels_are_refused_by_any_door(answer):
     def gaussian_kernel(X, Y, sigma):
@@ -225,11 +228,12 @@ def test_scikit_learns_kernels_are_refused_by_any_door(answer):
         checks.own_work(gaussian_kernel)(X, X, 1.0)
 
 
-def test_an_honest_gaussian_kernel_may_use_distances():
-    from sklearn.metrics.pairwise import euclidean_distances, rbf_kernel
+def test_an_honest_gaussian_kernel_may_use_the_expansion_of_the_distance():
+    from sklearn.metrics.pairwise import rbf_kernel
 
     def gaussian_kernel(X, Y, sigma):
-        return np.exp(-euclidean_distances(X, Y, squared=True) / (2 * sigma**2))
+        squared = (X**2).sum(1)[:, None] + (Y**2).sum(1)[None, :] - 2 * X @ Y.T
+        return np.exp(-squared / (2 * sigma**2))
 
     X = np.random.default_rng(1).normal(size=(5, 2))
     got = checks.own_work(gaussian_kernel)(X, X[:3], 0.7)
@@ -326,7 +330,7 @@ def test_sgd_step_may_not_use_autograd_even_under_enable_grad(answer):
         return answer(*args)
 
     W, ids = torch.randn(7, 3, generator=GENERATOR, dtype=torch.float64), torch.tensor([1, 4, 2])
-    with pytest.raises(checks.RuleBroken, match="sgd_step used autograd.*closed form"):
+    with pytest.raises(AssertionError, match="sgd_step used autograd.*closed form|not yours"):
         checks.own_work(sgd_step)(W, ids, 1, 1, 0.1)
 
 

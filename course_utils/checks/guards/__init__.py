@@ -80,7 +80,8 @@ def own_work(function: Callable) -> Callable:
             for each in sorted(exercises) or [exercise]:
                 stack.enter_context(library_twins_unavailable(each, namespace))
                 stack.enter_context(watching(each, args, kwargs))
-            region = stack.enter_context(answer_region(exercise))
+            given = [*args, *kwargs.values()]
+            region = stack.enter_context(answer_region(exercise, given))
             result = function(*args, **kwargs)
             check_cost(exercises, function, args, kwargs)  # 07: work linear in N
         if region.refused:  # a refusal the answer caught and went on after

@@ -26,7 +26,8 @@ TORCH = ("torch._tensor", "torch._tensor_str", "torch.functional", "torch.nn", "
          "torch._namedtensor_internals", "torch.linalg", "torch.special", "torch.fft",
          "torch.utils._device", "torch.storage", "torch._refs", "torch._prims_common",
          "torch._decomp", "torch.fx.experimental.symbolic_shapes", "torch._check",
-         "torch._check_with", "torch.jit._trace.is_tracing", "torch.utils._config_module")
+         "torch._check_with", "torch.jit._trace.is_tracing", "torch.utils._config_module",
+         "torch._library")
 # Parts of those that do a whole job for the answer or step outside it.
 NEVER = ("numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing",
          "torch.nn.parallel", "torch.nn.utils.stateless", "torch.nn.modules.transformer",

@@ -11,7 +11,11 @@ event callback), a thread, or a patched builtin or assertion helper (``torch.all
 (the notebook's first cell, before any answer). ``check_nothing_left_behind()`` compares
 the state now with it and raises ``LeftBehind`` (an ``AssertionError``: the test fails)
 naming what it found. It reads state only (identities, lengths of mode stacks, thread
-ids): it calls no code an answer could have replaced.
+ids): it calls no code an answer could have replaced. The modules and classes the checks
+compute their expected values with (torch, ``torch.nn.functional``, ``nn.LayerNorm``...,
+NumPy, scikit-learn's kernels, tiktoken, ``course_utils``) are watched whole: each function
+is the same object with the same code as at the baseline, and a module imported since holds
+no function of the notebook's own code.
 """
 
 import builtins
@@ -22,10 +26,11 @@ import threading
 import types
 from dataclasses import dataclass, field
 
-import numpy as np
 import numpy.testing
 import torch
 import torch.testing
+
+from .allowlist import OWN, kind_of
 
 __all__ = ["LeftBehind", "check_nothing_left_behind", "record_baseline"]
 
@@ -45,23 +50,49 @@ class LeftBehind(AssertionError):
     """Something an answer left running or patched, found before a check compares."""
 
 
-# The comparison and conversion helpers of torch and NumPy the checks call (torch itself
-# wraps some of its other functions when it loads parts of itself, e.g. torch._dynamo).
-HELPERS = ("allclose", "isclose", "equal", "array_equal", "array_equiv", "eq", "ne", "isfinite",
-           "isnan", "isinf", "all", "any", "abs", "round", "as_tensor", "tensor", "from_numpy",
-           "asarray", "array", "softmax", "exp", "log", "sqrt")
+# The modules and torch.nn classes the checks compute their expected values with, watched
+# whole (by identity and code), when they are imported.
+REFERENCES = ("torch", "torch.nn.functional", "numpy", "numpy.linalg", "tiktoken",
+              "tiktoken.core", "sklearn.metrics.pairwise", "sklearn.kernel_approximation")
+REFERENCE_CLASSES = ("Module", "Linear", "LayerNorm", "MultiheadAttention",
+                     "TransformerEncoderLayer", "Dropout", "Embedding")
 
 
 def _watched_namespaces() -> dict[str, dict]:
     """Namespaces whose functions the checks rely on, by name."""
     spaces = {"builtins": vars(builtins), "math": vars(math), "operator": vars(operator),
               "torch.Tensor": vars(torch.Tensor), "torch.TensorBase": vars(torch._C.TensorBase),
-              "torch.testing": vars(torch.testing), "numpy.testing": vars(numpy.testing),
-              "torch": {name: getattr(torch, name) for name in HELPERS if hasattr(torch, name)},
-              "numpy": {name: getattr(np, name) for name in HELPERS if hasattr(np, name)}}
+              "torch.testing": vars(torch.testing), "numpy.testing": vars(numpy.testing)}
+    spaces |= {name: vars(sys.modules[name]) for name in REFERENCES if name in sys.modules}
+    spaces |= {f"torch.nn.{name}": vars(getattr(torch.nn, name)) for name in REFERENCE_CLASSES}
     spaces |= {name: vars(module) for name, module in list(sys.modules.items())
                if name.startswith("course_utils") and module is not None}
     return spaces
+
+
+def _codes(functions: dict) -> dict[str, types.CodeType]:
+    return {name: value.__code__ for name, value in functions.items()
+            if type(value) is types.FunctionType}
+
+
+def _replaced(now, then, code) -> bool:
+    """Whether ``now`` stands where ``then`` (whose code was ``code``) stood: another object,
+    but for the library's own wrapper of it (torch wraps some of its functions when it
+    loads parts of itself), or the same function with other code."""
+    if now is then:
+        return type(then) is types.FunctionType and then.__code__ is not code
+    wrapper = now
+    while type(wrapper) is types.FunctionType and kind_of(wrapper.__code__) != OWN:
+        wrapper = getattr(wrapper, "__wrapped__", None)
+        if wrapper is then:
+            return False
+    return True
+
+
+def _notebook_made(functions: dict) -> list[str]:
+    """The names bound to a function of the notebook's own code."""
+    return [name for name, value in functions.items()
+            if type(value) is types.FunctionType and kind_of(value.__code__) == OWN]
 
 
 def _functions(namespace: dict) -> dict[str, object]:
@@ -103,6 +134,10 @@ class Baseline:
     threads: frozenset = field(default_factory=lambda: frozenset(sys._current_frames()))
     functions: dict = field(default_factory=lambda: {
         space: _functions(names) for space, names in _watched_namespaces().items()})
+    codes: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.codes = {space: _codes(functions) for space, functions in self.functions.items()}
     shell: dict = field(default_factory=lambda: _shell_state(_shell()))
     callbacks: dict = field(default_factory=lambda: _callbacks(_shell()))
 
@@ -159,9 +194,13 @@ def _found(baseline: Baseline) -> list[str]:
         if now is not then:
             found.append(f"a {what} hook is set")
     spaces = _watched_namespaces()
-    for space, functions in baseline.functions.items():
-        names = spaces.get(space, {})
-        changed = [name for name, value in functions.items() if names.get(name) is not value]
+    for space, names in spaces.items():
+        if space in baseline.functions:
+            codes = baseline.codes[space]
+            changed = [name for name, value in baseline.functions[space].items()
+                       if _replaced(names.get(name), value, codes.get(name))]
+        else:  # imported since: none of its functions may be the notebook's
+            changed = _notebook_made(_functions(names))
         if changed:
             found.append(f"{space}.{', '.join(sorted(changed)[:3])} replaced")
     shell = _shell()
