@@ -3,7 +3,15 @@
 Every cell of a notebook, the answer's too, runs in one namespace: an input or expected
 value a test cell bound at its top level would be a global that any answer can read and
 return, without being called. Each autograded test cell of solutions/ binds nothing there,
-or only ``_`` through ``@checks.test_cell`` (``course_utils.checks.core.test_cell``).
+or runs its code in a function ``_`` that it calls and deletes at once::
+
+    def _():
+        ...
+    _()
+    del _
+
+(a decorator from ``checks`` would do the same, but an answer cell could replace it and
+skip every test; nothing outside the cell stands between ``def _`` and ``_()``).
 """
 
 import ast
@@ -12,26 +20,28 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils import checks
 from grader.tamper.cells import autograder_tests
 from grader.tamper.names import ModuleNames
 
 SOLUTIONS = sorted(Path(__file__).resolve().parents[1].glob("solutions/*/*.ipynb"))
 
 
-def _is_test_cell_function(node: ast.AST) -> bool:
-    """``@checks.test_cell`` over ``def _():`` (no parameters, the decorator alone)."""
-    return (isinstance(node, ast.FunctionDef) and node.name == "_"
-            and [ast.unparse(d) for d in node.decorator_list] == ["checks.test_cell"]
-            and not any(vars(node.args).values()))
+def _runs_its_function(tree: ast.Module) -> bool:
+    """The cell is ``def _():`` (no parameters, no decorator), then ``_()``, then ``del _``."""
+    if [ast.unparse(node) for node in tree.body[1:]] != ["_()", "del _"]:
+        return False
+    function = tree.body[0]
+    return (isinstance(function, ast.FunctionDef) and function.name == "_"
+            and not function.decorator_list and not any(vars(function.args).values()))
 
 
 def names_bound(code: str) -> list[str]:
     """The names a test cell binds at the notebook's top level, each as 'name (line n)';
-    ``_`` of a ``@checks.test_cell`` function is not counted."""
+    the ``_`` of a cell that runs its function and deletes it is not counted."""
     tree = ast.parse(code)
+    own_function = _runs_its_function(tree)
     return [f"{name} (line {node.lineno})" for name, node in ModuleNames(tree).bindings
-            if not (name == "_" and _is_test_cell_function(node))]
+            if not (name == "_" and own_function)]
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda path: path.stem)
@@ -41,8 +51,8 @@ def test_test_cells_bind_no_top_level_name(path):
     assert tests, f"{path.name} has no autograded test cell"
     bound = {grade_id: names_bound(code) for grade_id, code in tests}
     assert not {grade_id: names for grade_id, names in bound.items() if names}, (
-        "these test cells bind names an answer could read; put their code in a "
-        "@checks.test_cell function"
+        "these test cells bind names an answer could read; put their code in a function "
+        "_ that the cell calls and deletes"
     )
 
 
@@ -53,34 +63,12 @@ def test_test_cells_bind_no_top_level_name(path):
     ("checks.check_close(f(y := 1), y)", ["y (line 1)"]),
     ("import tiktoken", ["tiktoken (line 1)"]),
     ("with open('x') as handle:\n    pass", ["handle (line 1)"]),
-    ("@checks.test_cell\ndef _():\n    expected = 2\n    checks.check_close(f(1), expected)", []),
-    ("@checks.test_cell\ndef _():\n    global expected\n    expected = 2", ["expected (line 4)"]),
+    ("def _():\n    expected = 2\n    checks.check_close(f(1), expected)\n_()\ndel _", []),
+    ("def _():\n    global expected\n    expected = 2\n_()\ndel _", ["expected (line 3)"]),
     ("def _():\n    expected = 2\n_()", ["_ (line 1)"]),
-    ("@checks.test_cell\ndef _(expected=2):\n    pass", ["_ (line 2)"]),
-    ("@checks.test_cell\ndef values():\n    pass", ["values (line 2)"]),
+    ("@checks.test_cell\ndef _():\n    pass\n_()\ndel _", ["_ (line 5)", "_ (line 2)"]),
+    ("def _(expected=2):\n    pass\n_()\ndel _", ["_ (line 4)", "_ (line 1)"]),
+    ("def values():\n    pass\nvalues()\ndel values", ["values (line 4)", "values (line 1)"]),
 ])
 def test_names_bound_sees_every_top_level_binding(code, expected):
     assert names_bound(code) == expected
-
-
-def test_test_cell_runs_its_function_at_once_and_keeps_nothing():
-    ran = []
-
-    @checks.test_cell
-    def _():
-        ran.append(True)
-
-    assert ran == [True]
-    assert _ is None
-
-
-def test_test_cell_lets_a_failing_check_fail():
-    with pytest.raises(AssertionError):
-        @checks.test_cell
-        def _():
-            checks.check_close([1.0], [2.0])
-
-
-def test_test_cell_refuses_what_is_not_a_function():
-    with pytest.raises(TypeError, match="decorates a function; got int"):
-        checks.test_cell(3)

@@ -6,8 +6,9 @@ raises ``AssertionError`` with a message that names the likely mistake. The chec
 ``as_tensor``) exported here take the answer as their first argument and look at it only
 once ``guards`` has made it plain and found nothing left behind (see ``guards``). Plain
 cells that compare a student's function with the library's use ``checks.comparing``.
-A test cell's code runs inside a ``@checks.test_cell`` function, so that none of its inputs
-or expected values is a global an answer could read (``core.test_cell``).
+A test cell's code runs inside a function ``_`` that the cell calls and deletes (``def _():
+...``, ``_()``, ``del _``), so that none of its inputs or expected values is a global an answer
+could read, and no name outside the cell decides whether its checks run.
 """
 
 from . import guards as _guards

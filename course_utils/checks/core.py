@@ -8,7 +8,7 @@ mistake. Each raises ``AssertionError`` so that nbgrader counts the test as fail
 import numpy as np
 import torch
 
-__all__ = ["as_tensor", "check_close", "check_rows_sum_to_one", "check_shape", "test_cell"]
+__all__ = ["as_tensor", "check_close", "check_rows_sum_to_one", "check_shape"]
 
 QUERY_AXIS = (
     "you took the softmax over the queries (dim=0) instead of over the keys "
@@ -115,22 +115,3 @@ def check_rows_sum_to_one(weights, name: str = "attention weights", atol: float 
         f"the rows of {name} do not sum to 1 (they sum to {_round(row_sums)}): "
         "did you take the softmax over the key axis (the last one)?"
     )
-
-
-def test_cell(body) -> None:
-    """Run a test cell's checks at once, inside ``body``, and leave nothing behind.
-
-    Every cell of a notebook, the answer's too, shares one namespace: a value a test cell
-    bound at its top level (an input, an expected value, a seeded generator) would be a
-    global any answer can read, without being called, and return or recognise. Written as
-
-        @checks.test_cell
-        def _():
-            ...
-
-    a test's values stay local to ``body`` and are gone when it returns; the name ``_``
-    is bound to ``None``, not to the function (which holds the test's code).
-    """
-    if not callable(body):
-        raise TypeError(f"test_cell decorates a function; got {type(body).__name__}")
-    body()

@@ -40,6 +40,11 @@ class Execute(NbgraderExecute):
 
     def preprocess_cell(self, cell, resources, index):
         nbgrader = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and nbgrader.get("grade") and not nbgrader.get("solution"):
+            # a test cell leaves its source out of IPython's history (In, _ih, _i): an
+            # answer it calls could read the hidden tests there
+            self._check_assign_resources(resources)
+            return self.execute_cell(cell, index, store_history=False), self.resources
         if cell.cell_type != "code" or not nbgrader.get("solution") or not cell.source.strip():
             return super().preprocess_cell(cell, resources, index)
         source = cell.source

@@ -668,3 +668,12 @@ def test_a_source_notebook_whose_test_is_not_python_is_refused():
 def test_a_very_long_expression_is_scanned_not_crashed_on(context):
     chain = "checks" + ".inner" * 1200 + " = 1"  # deeper than Python's recursion limit
     assert findings(chain, context) == [(1, PATCHES_COURSE_UTILS)]
+
+
+@pytest.mark.parametrize("code, family", [
+    ("source = In[-1]", REACHES_IPYTHON),
+    ("x = _ih[-2]", REACHES_IPYTHON),
+    ("import linecache\nx = linecache.cache", READS_FRAMES),
+])
+def test_reading_the_cells_source_is_flagged(code, family, context):
+    assert family in {found for _, found in findings(code, context)}

@@ -31,8 +31,9 @@ each line that does one of these things, by family (a line may get several):
     transformers, custom exception handlers...) or ``InteractiveShell``, any import or use
     of ``IPython`` (but its display helpers, ``IPython.display``), ``ipykernel``,
     ``jupyter_client``, ``zmq``, ``traitlets`` or ``comm``, any use of ``builtins`` or
-    ``__builtins__`` (where IPython keeps ``get_ipython``), any ``%`` magic or ``!`` shell
-    line.
+    ``__builtins__`` (where IPython keeps ``get_ipython``), of IPython's history of the
+    cells (``In``, ``Out``, ``_ih``, ``_oh``..., which hold their source), any ``%`` magic
+    or ``!`` shell line.
 ``rebinds a name the test cells use``
     binding, at the notebook's top level, a name a test cell reads without setting it
     (``checks = ...``, ``W_T = ...``, ``import numpy as torch``, ``del device``, another
@@ -50,7 +51,8 @@ each line that does one of these things, by family (a line may get several):
     ``__spec__``.
 ``reads frames or code objects``
     ``sys._getframe``, ``sys._current_frames``, ``sys.exc_info``, ``sys.exception``,
-    ``inspect``, ``traceback``, ``dis``, ``types.FunctionType``, ``CodeType``,
+    ``inspect``, ``traceback``, ``dis``, ``linecache`` (the cells' source),
+    ``types.FunctionType``, ``CodeType``,
     ``MethodType``, ``FrameType``; the attributes of frames, tracebacks, generators and
     code objects (``f_back``, ``f_locals``, ``f_globals``, ``f_code``, ``tb_frame``,
     ``tb_next``, ``gi_frame``, ``cr_frame``, ``co_code``, ``co_consts``..., also as

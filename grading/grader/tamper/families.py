@@ -120,7 +120,7 @@ USED = {
                    "sys.last_traceback", "sys.last_type", "sys.last_value", "inspect",
                    "traceback", "dis", "types.FunctionType", "types.LambdaType",
                    "types.CodeType", "types.MethodType", "types.FrameType",
-                   "types.TracebackType", "types.CellType"),
+                   "types.TracebackType", "types.CellType", "linecache"),
     USES_GC_CTYPES: ("gc", "ctypes", "_ctypes", "cffi"),
     RUNS_LATER: ("threading", "_thread", "concurrent", "multiprocessing",
                  "torch.multiprocessing", "asyncio", "sched", "signal", "atexit", "subprocess",
@@ -152,7 +152,9 @@ NOT_USED = {REACHES_IPYTHON: ("IPython.display",)}
 # imported name, a function or class it defines, a keyword argument or a string
 # (``getattr(f, "__code__")``, ``type("X", (), {"__eq__": ...})``).
 SPELLED = {
-    REACHES_IPYTHON: frozenset({"get_ipython", "InteractiveShell", "__builtins__"}),
+    # with IPython's history of the cells (In, Out, _ih, _oh...), which holds their source
+    REACHES_IPYTHON: frozenset({"get_ipython", "InteractiveShell", "__builtins__", "In", "Out",
+                                "_ih", "_oh", "_ii", "_iii", "_dh"}),
     LOADS_CODE: frozenset({"__loader__", "__spec__"}),
     READS_FRAMES: frozenset({
         "f_back", "f_builtins", "f_code", "f_globals", "f_lasti", "f_locals", "f_trace",
