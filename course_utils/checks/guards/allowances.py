@@ -66,11 +66,11 @@ logical_not logical_xor bitwise_and bitwise_or bitwise_not bitwise_xor
 abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square sign sgn sin cos tan asin acos
 atan atan2 sinh cosh tanh asinh acosh atanh sigmoid relu erf erfc clamp clip clamp_min
 elu selu celu gelu silu mish softplus softsign leaky_relu relu6 hardtanh logsigmoid tanhshrink
-threshold exp_ sigmoid_ relu_ tanh_ elu_ erfinv
+threshold exp_ sigmoid_ relu_ tanh_ elu_ erfinv log_sigmoid logsigmoid
 clamp_max floor ceil round trunc frac reciprocal maximum minimum fmax fmin where lerp
 hypot logaddexp logsumexp softmax log_softmax cumsum cumprod cummax cummin addcmul addcdiv
 sum mean prod max min amax amin argmax argmin median mode var std var_mean std_mean
-norm count_nonzero nonzero any all sort argsort topk kthvalue unique unique_consecutive
+norm normalize count_nonzero nonzero any all sort argsort topk kthvalue unique unique_consecutive
 bincount histc searchsorted bucketize
 matmul mm bmm mv dot vdot inner outer ger einsum tensordot kron addmm addmv addbmm baddbmm
 cross linalg_vector_norm vector_norm matrix_norm inverse linalg_inv det slogdet
@@ -90,7 +90,7 @@ ndim.__get__ T.__get__ mT.__get__ H.__get__ mH.__get__ data.__get__ real.__get__
 imag.__get__ is_cuda.__get__ layout.__get__ names.__get__ requires_grad.__get__
 grad.__get__ is_leaf.__get__ grad_fn.__get__ is_floating_point is_complex is_contiguous
 element_size stride storage_offset data_ptr get_device is_nonzero is_tensor is_same_size
-result_type promote_types can_cast get_default_dtype set_printoptions device
+result_type promote_types can_cast get_default_dtype set_printoptions device lift_fresh
 __torch_function__ requires_grad_ no_grad enable_grad set_grad_enabled is_grad_enabled
 _set_grad_enabled
 """.split())
@@ -110,6 +110,11 @@ class Allowance:
 
 
 DEFAULT = Allowance()
+# What running a given model takes: the course's layers it is built from, and theirs in torch.
+MODEL_MODULES = ("course_utils.attention", "course_utils.transformer", "course_utils.validation",
+                 "torch.backends")
+MODEL_OPS = frozenset({"linear", "dropout", "layer_norm", "scaled_dot_product_attention",
+                       "embedding"})
 # No autograd in 02's closed-form gradient.
 NO_AUTOGRAD = Allowance(torch_ops=ELEMENTARY - {"requires_grad_", "enable_grad",
                                                 "set_grad_enabled", "grad.__get__"})
@@ -117,7 +122,24 @@ NO_AUTOGRAD = Allowance(torch_ops=ELEMENTARY - {"requires_grad_", "enable_grad",
 ALLOWANCES: dict[str, Allowance] = {
     "sgd_step": NO_AUTOGRAD,
     # 01's exercise 3 may rank by PyTorch's cosine (computing it was exercise 2)
-    "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity", "normalize"}),
+    "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity"}),
+    # 03's exercise 3 stands on the references of exercises 1 and 2, which its text offers
+    "learn_vocabulary": Allowance(modules=DEFAULT.modules + (
+        "course_utils.bpe.count_pairs", "course_utils.bpe.merge_pair",
+        "course_utils.bpe.merge_word")),
+    # 03's byte-level exercises split text with the notebook's pattern, as GPT-4 does
+    "merge_chunk": Allowance(modules=DEFAULT.modules + ("regex",),
+                             c_modules=DEFAULT.c_modules + ("regex", "_regex")),
+    "encode": Allowance(modules=DEFAULT.modules + ("regex",),
+                        c_modules=DEFAULT.c_modules + ("regex", "_regex")),
+    # 06's block is computed from the given block's parts; is_causal runs the model it is given
+    "transformer_block": Allowance(
+        says=DEFAULT.says + ", and the block's own parts (its attention, layer norms, linear "
+                            "layers and activation)",
+        modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
+    "is_causal": Allowance(
+        says=DEFAULT.says + ", and the model it is given",
+        modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
 }
 
 

@@ -97,8 +97,8 @@ def _module_of_file(filename: str) -> str | None:
         return filename[len("<frozen "):-1]
     module = _modules_by_file.get(filename)
     if module is None:
-        roots = sorted({os.path.join(os.path.abspath(p), "") for p in sys.path if p}, key=len,
-                       reverse=True)
+        folders = {os.path.abspath(p) for p in sys.path if p} | {os.path.dirname(COURSE[:-1])}
+        roots = sorted({os.path.join(folder, "") for folder in folders}, key=len, reverse=True)
         root = next((root for root in roots if filename.startswith(root)), None)
         if root is None or not filename.endswith(".py"):
             return None
