@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from IPython.core.interactiveshell import InteractiveShell
 
 import course_utils.embeddings
-from course_utils import checks
+from course_utils import checks, grading_kernel
 from course_utils.checks.guards import NotAllowed, answer_cells, record_baseline
 
 GENERATOR = torch.Generator().manual_seed(3)
@@ -41,7 +41,8 @@ def right(x):
 def plain_loops(x):
     rows = x.tolist()
     norms = [math.sqrt(sum(v * v for v in row)) for row in rows]
-    return [[sum(a * b for a, b in zip(r, s, strict=True)) / (n * m) for s, m in zip(rows, norms)]
+    return [[sum(a * b for a, b in zip(r, s, strict=True)) / (n * m)
+             for s, m in zip(rows, norms, strict=True)]
             for r, n in zip(rows, norms, strict=True)]
 
 
@@ -174,7 +175,7 @@ def test_after_a_refusal_the_next_answer_runs_as_before():
 def shell():
     """An IPython shell with the ``%%answer_cell`` magic, as in the kernel."""
     shell = InteractiveShell.instance()
-    answer_cells.register()
+    grading_kernel.load_ipython_extension(shell)
     shell.user_ns.update(checks=checks, torch=torch, X=X)
     yield shell
     answer_cells._refused_cells.clear()

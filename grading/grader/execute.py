@@ -20,7 +20,8 @@ feedback says why, and :func:`grader.autograde.incidents` names the cell for the
 Everything else is nbgrader's: a cell over its time limit still gets ``CellTimeoutError``.
 
 Each answer cell (an nbgrader ``solution`` code cell) is sent to the kernel under the
-``%%answer_cell <grade id>`` magic of ``course_utils.checks``, so that the whole cell, not
+``%%answer_cell <grade id>`` magic (the kernel's extension ``course_utils.grading_kernel``,
+loaded at its start), so that the whole cell, not
 only the calls the tests make, runs under its exercise's allowlist
 (``course_utils/checks/guards/allowlist.py``); the notebook keeps the cell as written.
 ``grading/nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` in autograde's
@@ -29,6 +30,7 @@ preprocessors, so Formgrader's autograde button uses it too.
 
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute as NbgraderExecute
+from traitlets import List, Unicode
 
 HIDDEN = "HiddenFailure"
 ABORTED = "CellAborted"
@@ -37,6 +39,9 @@ ABORTED = "CellAborted"
 class Execute(NbgraderExecute):
     """nbgrader's ``Execute``; answer cells run under their allowlist, and a failing reply
     without an ``error`` output gets one."""
+
+    extra_arguments = List(Unicode(), default_value=[
+        "--IPKernelApp.extra_extensions=course_utils.grading_kernel"]).tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         nbgrader = cell.metadata.get("nbgrader", {})

@@ -31,7 +31,6 @@ from ..twins import TORCH_TWINS, TWINS
 from .allowances import ALLOWANCES
 from .allowlist import NotAllowed, answer_region
 from .answer_cells import refused_cell
-from .answer_cells import register as _register_answer_cell_magic
 from .copies import fresh
 from .cost import check_cost
 from .leftovers import LeftBehind, check_nothing_left_behind, record_baseline
@@ -105,6 +104,3 @@ def checked_plainly(check: Callable) -> Callable:
         return check(plain(answer, name), *args, **kwargs)
 
     return run
-
-
-_register_answer_cell_magic()

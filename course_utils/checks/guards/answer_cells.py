@@ -5,15 +5,15 @@ While nbgrader grades, ``grader.execute.Execute`` sends each answer cell to the 
     %%answer_cell <its exercise>
     <the student's cell>
 
-and the magic runs the cell in the allowlist's region (``allowlist.cell_region``), without
-displaying its last value (the display machinery is IPython's, not the answer's). A cell
-that caught a refusal and went on is remembered: every later call of an answer by a test
+(the magic is the kernel's extension ``course_utils.grading_kernel``), and it runs the cell in
+the allowlist's region (``allowlist.cell_region``), without displaying its last value (the
+display machinery is IPython's, not the answer's). A cell that caught a refusal and went on is remembered: every later call of an answer by a test
 fails (``refused_cell``), since what ran after the refusal ran unchecked.
 """
 
 from .allowlist import NotAllowed, cell_region
 
-__all__ = ["answer_cell", "refused_cell", "register"]
+__all__ = ["answer_cell", "refused_cell"]
 
 _refused_cells: list[str] = []
 
@@ -32,14 +32,3 @@ def answer_cell(line: str, cell: str) -> None:
 def refused_cell() -> str | None:
     """The first refusal an answer cell caught and went on after, or None."""
     return _refused_cells[0] if _refused_cells else None
-
-
-def register() -> None:
-    """Make ``%%answer_cell`` known to the IPython shell this runs in (none: nothing)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is not None:
-        shell.register_magic_function(answer_cell, magic_kind="cell")

@@ -1,0 +1,21 @@
+"""The IPython extension of the kernels nbgrader grades in: the ``%%answer_cell`` magic.
+
+``grader.execute.Execute`` starts each grading kernel with this extension and sends every
+answer cell as ``%%answer_cell <grade id>`` followed by the cell, so that the whole cell
+runs under its exercise's allowlist (``course_utils/checks/guards/answer_cells.py``).
+Loading it imports nothing heavy: the checks are imported when the first answer cell runs.
+"""
+
+__all__ = ["answer_cell", "load_ipython_extension"]
+
+
+def answer_cell(line: str, cell: str) -> None:
+    """Run ``cell`` as the answer to the exercise ``line`` names, under its allowlist."""
+    from course_utils.checks.guards.answer_cells import answer_cell as run_under_allowlist
+
+    run_under_allowlist(line, cell)
+
+
+def load_ipython_extension(shell) -> None:
+    """Make ``%%answer_cell`` known to ``shell`` (IPython calls this at the kernel's start)."""
+    shell.register_magic_function(answer_cell, magic_kind="cell")
