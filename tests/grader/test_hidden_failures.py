@@ -22,12 +22,15 @@ from tests.grader.tiny_course import ASSIGNMENT, LIMITS, answered, hand_in, make
 
 pytestmark = pytest.mark.notebook
 
+# Written without a single call: the allowlist refuses get_ipython(), set_custom_exc() and
+# traitlets' descriptors in an answer cell, but not plain attributes and dictionaries read and
+# set (the tamper scan flags those lines).
+SHELL = "import sys\nshell = sys.modules['IPython'].core.interactiveshell.InteractiveShell\n"
 SILENCERS = {
-    "instance": "get_ipython().showtraceback = lambda *args, **kwargs: None",
-    "custom_exc": "import IPython\nIPython.core.interactiveshell.InteractiveShell.instance()"
-                  ".set_custom_exc((AssertionError,), lambda *args, **kwargs: None)",
-    "on_the_class": "from IPython.core.interactiveshell import InteractiveShell\n"
-                    "InteractiveShell.showtraceback = lambda *args, **kwargs: None",
+    "instance": f"{SHELL}shell._instance.showtraceback = lambda *args, **kwargs: None",
+    "custom_exc": f"{SHELL}shell._instance.CustomTB = lambda *args, **kwargs: None\n"
+                  "shell._instance.custom_exceptions = (AssertionError,)",
+    "on_the_class": f"{SHELL}shell.showtraceback = lambda *args, **kwargs: None",
 }
 WRONG = {"double": "def double(x):\n    return x + 1", "square": "def square(x):\n    return x + x"}
 RIGHT = {"double": "def double(x):\n    return 2 * x"}
@@ -39,7 +42,8 @@ STUDENTS = {
     **{f"silenced_{route}": ({"double": f"{code}\n{WRONG['double']}", "square": WRONG["square"]},
                              0, 0, HIDDEN_BOTH) for route, code in SILENCERS.items()},
     "silenced_but_right": ({"double": f"{SILENCERS['instance']}\n{RIGHT['double']}"}, 2, 1, ""),
-    "aborting": ({"double": f"get_ipython().kernel._aborting = True\n{RIGHT['double']}"}, 0, 0,
+    "aborting": ({"double": f"{SHELL}shell._instance._trait_values['kernel']._trait_values"
+                            f"['_aborting'] = True\n{RIGHT['double']}"}, 0, 0,
                  "3 cells were aborted, not run (from cell test_double)"),
     "honest": ({}, 2, 1, ""),
 }
