@@ -551,10 +551,10 @@ def rope(x, positions):
     },
 })
 
-CHEAT.update({
-    "rope_through_gptj": {
-        "rope": Cheat("""
-from transformers.models.gptj.modeling_gptj import apply_rotary_pos_emb
+def rope_through(module: str) -> str:
+    """A rope answer that hands the rotation to ``module``'s ``apply_rotary_pos_emb``."""
+    return f"""
+from {module} import apply_rotary_pos_emb
 
 
 def rope(x, positions):
@@ -564,7 +564,12 @@ def rope(x, positions):
     sin, cos = (f(angle).to(x.dtype)[None].expand(len(batch), -1, -1)
                 for f in (torch.sin, torch.cos))
     return apply_rotary_pos_emb(batch[:, :, None], sin, cos)[:, :, 0].reshape(x.shape)
-""", zero=True),
+"""
+
+
+CHEAT.update({
+    "rope_through_gptj": {
+        "rope": Cheat(rope_through("transformers.models.gptj.modeling_gptj"), zero=True),
     },
     "rope_through_shift_matrix": {
         "rope": Cheat("""
@@ -604,18 +609,7 @@ def positional_encoding(n_positions, d_model):
     return create_sinusoidal_embeddings(n_positions, d_model, torch.empty(n_positions, d_model))
 """, zero=True),
         # CodeGen's rotary embedding (Hugging Face), which the twin list does not name
-        "rope": Cheat("""
-from transformers.models.codegen.modeling_codegen import apply_rotary_pos_emb
-
-
-def rope(x, positions):
-    d = x.shape[-1]
-    angle = positions[:, None].double() / 10000 ** (torch.arange(0, d, 2).double() / d)
-    batch = x.reshape(-1, *x.shape[-2:])                              # (b, n, d)
-    sin, cos = (f(angle).to(x.dtype)[None].expand(len(batch), -1, -1)
-                for f in (torch.sin, torch.cos))
-    return apply_rotary_pos_emb(batch[:, :, None], sin, cos)[:, :, 0].reshape(x.shape)
-""", zero=True),
+        "rope": Cheat(rope_through("transformers.models.codegen.modeling_codegen"), zero=True),
         # BERT built and counted in a pool thread
         "bert_parameters": Cheat("""
 from concurrent.futures import ThreadPoolExecutor
