@@ -199,3 +199,11 @@ def test_an_answer_cell_that_catches_a_refusal_fails_every_later_test(shell):
     test = shell.run_cell("checks.own_work(cosine_matrix)(X)")
     assert isinstance(test.error_in_exec, NotAllowed)
     assert "went on after a refusal" in str(test.error_in_exec)
+
+
+def test_a_function_an_answer_cell_defines_stays_under_the_allowlist_when_called_later(shell):
+    shell.run_cell("%%answer_cell cosine_matrix\nimport gc\n"
+                   "def cosine_matrix(x):\n    gc.get_objects()\n    return x @ x.T\n")
+    later = shell.run_cell("cosine_matrix(X)")  # a plain cell, no test around it
+    assert isinstance(later.error_in_exec, NotAllowed)
+    assert shell.user_ns["cosine_matrix"].__name__ == "cosine_matrix"

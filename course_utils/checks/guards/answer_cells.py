@@ -5,15 +5,22 @@ While nbgrader grades, ``grader.execute.Execute`` sends each answer cell to the 
     %%answer_cell <its exercise>
     <the student's cell>
 
-(the magic is the kernel's extension ``course_utils.grading_kernel``), and it runs the cell in
-the allowlist's region (``allowlist.cell_region``), without displaying its last value (the
-display machinery is IPython's, not the answer's). A cell that caught a refusal and went on is remembered: every later call of an answer by a test
-fails (``refused_cell``), since what ran after the refusal ran unchecked.
+(the magic is the kernel's extension ``course_utils.grading_kernel``), and it runs the cell
+in the allowlist's region (``allowlist.cell_region``), without displaying its last value
+(the display machinery is IPython's, not the answer's). The functions the cell defines stay
+under the allowlist wherever they are called later (a plain cell that plots the answer, a
+test): each is replaced by ``guarded(function)``. A cell that caught a refusal and went on
+is remembered: every later call of an answer by a test fails (``refused_cell``), since what
+ran after the refusal ran unchecked.
 """
 
-from .allowlist import NotAllowed, cell_region
+import functools
+import types
+from collections.abc import Callable
 
-__all__ = ["answer_cell", "refused_cell"]
+from .allowlist import OWN, NotAllowed, answer_region, cell_region, kind_of
+
+__all__ = ["answer_cell", "guarded", "refused_cell"]
 
 _refused_cells: list[str] = []
 
@@ -23,10 +30,30 @@ def answer_cell(line: str, cell: str) -> None:
     from IPython import get_ipython
 
     exercise = line.strip() or None
+    namespace = get_ipython().user_ns
+    before = dict(namespace)
     with cell_region(exercise) as region:
         result = get_ipython().run_cell(cell, silent=True)
     if region.refused and not isinstance(result.error_in_exec, NotAllowed):
         _refused_cells.append(region.refused)
+    for name, value in list(namespace.items()):
+        if before.get(name) is not value and type(value) is types.FunctionType \
+                and kind_of(value.__code__) == OWN:
+            namespace[name] = guarded(value, exercise)
+
+
+def guarded(function: Callable, exercise: str | None) -> Callable:
+    """``function`` (an answer cell's), run under the allowlist of ``exercise`` at every call."""
+
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        with answer_region(exercise, [*args, *kwargs.values()]) as region:
+            result = function(*args, **kwargs)
+        if region.refused:  # a refusal it caught and went on after
+            raise NotAllowed(region.refused)
+        return result
+
+    return run
 
 
 def refused_cell() -> str | None:
