@@ -61,11 +61,17 @@ def test_own_code_runs_and_the_twins_come_back_afterwards():
     assert causal_softmax(S).shape == (3, 3)  # and so do later cells
 
 
-def test_a_function_without_twins_runs_untouched():
+def test_a_function_without_twins_runs_under_the_plain_allowance():
     def unrelated(x):
-        return masked_softmax(x, KEEP)
+        return torch.softmax(x.masked_fill(~KEEP, float("-inf")), dim=-1)
 
     assert torch.allclose(checks.own_work(unrelated)(S), masked_softmax(S, KEEP))
+
+    def through_the_course(x):
+        return masked_softmax(x, KEEP)
+
+    with pytest.raises(checks.NotAllowed, match="masked_softmax is not yours"):
+        checks.own_work(through_the_course)(S)
 
 
 @pytest.mark.parametrize(

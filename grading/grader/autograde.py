@@ -34,6 +34,7 @@ from grader import (
     steps,
 )
 from grader.course import Course
+from grader.execute import instructor_cells_setting
 from grader.machine import default_workers
 from grader.sandbox import Limits, unavailable
 from grader.submissions import Submission, inspect
@@ -155,7 +156,8 @@ def plan(course, assignment, workers, regrade, limits, outcomes, summary,
     source_bytes = source_path.read_bytes()
     source = nbformat.reads(source_bytes.decode(), as_version=4)
     context = read_scan_context(source)
-    snapshot, config = None, (course.root / "nbgrader_config.py").read_text()
+    config = (course.root / "nbgrader_config.py").read_text() + instructor_cells_setting(source)
+    snapshot = None
     threads = max(1, default_workers() // workers)
     jobs = []
     for student in students:

@@ -23,7 +23,10 @@ Each answer cell (an nbgrader ``solution`` code cell) is sent to the kernel unde
 ``%%answer_cell <grade id>`` magic (the kernel's extension ``course_utils.grading_kernel``,
 loaded at its start), so that the whole cell, not
 only the calls the tests make, runs under its exercise's allowlist
-(``course_utils/checks/guards/allowlist.py``); the notebook keeps the cell as written.
+(``course_utils/checks/guards/allowlist.py``); the notebook keeps the cell as written. So is
+every code cell the student added (one whose id is not among the instructor's plain cells,
+``instructor_cells``, which the grading adds to each job's configuration), under the plain
+allowlist.
 ``grading/nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` in autograde's
 preprocessors, so Formgrader's autograde button uses it too.
 """
@@ -42,6 +45,10 @@ class Execute(NbgraderExecute):
 
     extra_arguments = List(Unicode(), default_value=[
         "--IPKernelApp.extra_extensions=course_utils.grading_kernel"]).tag(config=True)
+    instructor_cells = List(Unicode(), help=(
+        "The ids of the instructor's code cells that nbgrader does not mark: any other code "
+        "cell without nbgrader metadata is one the student added, and runs under the plain "
+        "allowlist like an answer cell. Empty: no cell is taken for added.")).tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         nbgrader = cell.metadata.get("nbgrader", {})
@@ -50,7 +57,10 @@ class Execute(NbgraderExecute):
             # answer it calls could read the hidden tests there
             self._check_assign_resources(resources)
             return self.execute_cell(cell, index, store_history=False), self.resources
-        if cell.cell_type != "code" or not nbgrader.get("solution") or not cell.source.strip():
+        known = self.instructor_cells
+        added = not nbgrader and known and cell.get("id") not in known
+        answer = nbgrader.get("solution") or added
+        if cell.cell_type != "code" or not answer or not cell.source.strip():
             return super().preprocess_cell(cell, resources, index)
         source = cell.source
         cell.source = f"%%answer_cell {nbgrader.get('grade_id', '')}\n{source}"
@@ -81,3 +91,12 @@ def failure(ename: str, evalue: str) -> NotebookNode:
     """An ``error`` output whose traceback is its one line."""
     return NotebookNode(output_type="error", ename=ename, evalue=evalue,
                         traceback=[f"{ename}: {evalue}"])
+
+
+def instructor_cells_setting(source: NotebookNode) -> str:
+    """The line of nbgrader configuration that tells :class:`Execute` the instructor's plain
+    code cells of ``source`` (the assignment's source notebook), by id."""
+    ids = [cell.get("id") for cell in source.cells
+           if cell.cell_type == "code" and "nbgrader" not in cell.metadata
+           and isinstance(cell.get("id"), str)]  # a notebook before nbformat 4.5 has none
+    return f"\nc.Execute.instructor_cells = {ids!r}\n"

@@ -34,6 +34,7 @@ SILENCERS = {
 }
 WRONG = {"double": "def double(x):\n    return x + 1", "square": "def square(x):\n    return x + x"}
 RIGHT = {"double": "def double(x):\n    return 2 * x"}
+ADDED = "a cell the student added after the first answer"
 HIDDEN_BOTH = "cell test_double failed with its traceback hidden; " \
               "cell test_square failed with its traceback hidden"
 
@@ -46,6 +47,10 @@ STUDENTS = {
                             f"['_aborting'] = True\n{RIGHT['double']}"}, 0, 0,
                  "3 cells were aborted, not run (from cell test_double)"),
     "honest": ({}, 2, 1, ""),
+    # the same silencer in a cell the student added, with a call: refused there (added cells
+    # run under the plain allowlist), so the failure of the wrong answer is shown
+    "added_cell": ({ADDED: "get_ipython().showtraceback = lambda *args, **kwargs: None",
+                    "double": WRONG["double"]}, 0, 1, ""),
 }
 
 
@@ -53,7 +58,12 @@ STUDENTS = {
 def course(tmp_path_factory, sandbox):
     course = make_tiny_course(tmp_path_factory.mktemp("hidden"))
     for student, (answers, *_) in STUDENTS.items():
-        hand_in(course, student, {f"{ASSIGNMENT}.ipynb": answered(course, answers)})
+        notebook = answered(course, {k: v for k, v in answers.items() if k != ADDED})
+        if ADDED in answers:
+            first_answer = next(n for n, cell in enumerate(notebook.cells)
+                                if cell.metadata.get("nbgrader", {}).get("solution"))
+            notebook.cells.insert(first_answer + 1, nbformat.v4.new_code_cell(answers[ADDED]))
+        hand_in(course, student, {f"{ASSIGNMENT}.ipynb": notebook})
     summary = autograde(course, workers=2, limits=LIMITS, progress=False)
     assert len(summary.graded) == len(STUDENTS), summary
     return course

@@ -42,7 +42,8 @@ BUILTINS = frozenset({
 C_MODULES = ("math", "cmath", "_collections", "collections", "itertools", "_functools",
              "functools", "_heapq", "heapq", "_bisect", "bisect", "_operator", "operator",
              "_random", "random", "re", "_sre", "unicodedata", "_string", "string",
-             "_abc", "numpy", "torch", "_codecs", "codecs", "_struct", "_json")
+             "_abc", "numpy", "torch", "_codecs", "codecs", "_struct", "_json", "_warnings",
+             "warnings")
 
 # torch's elementary operations, by the name its function mode sees: making tensors,
 # arithmetic, comparisons, elementwise functions, reductions, products, shapes, indexing,
@@ -119,6 +120,15 @@ MODEL_OPS = frozenset({"linear", "dropout", "layer_norm", "scaled_dot_product_at
 NO_AUTOGRAD = Allowance(torch_ops=ELEMENTARY - {"requires_grad_", "enable_grad",
                                                 "set_grad_enabled", "grad.__get__"})
 
+READING_A_TOKENIZER = tuple(
+    f"course_utils.byte_bpe.BytePairTokenizer.{name}" for name in (
+        "ranks", "special_tokens", "special_tokens_set", "max_token_value", "n_vocab",
+        "eot_token", "is_special_token", "decode_single_token_bytes", "token_bytes",
+        "decode_bytes", "decode", "decode_with_offsets", "__repr__"))
+BYTE_LEVEL = Allowance(
+    modules=DEFAULT.modules + ("regex", "course_utils.validation") + READING_A_TOKENIZER,
+    c_modules=DEFAULT.c_modules + ("regex", "_regex"))
+
 ALLOWANCES: dict[str, Allowance] = {
     "sgd_step": NO_AUTOGRAD,
     # 01's exercise 3 may rank by PyTorch's cosine (computing it was exercise 2)
@@ -127,11 +137,10 @@ ALLOWANCES: dict[str, Allowance] = {
     "learn_vocabulary": Allowance(modules=DEFAULT.modules + (
         "course_utils.bpe.count_pairs", "course_utils.bpe.merge_pair",
         "course_utils.bpe.merge_word")),
-    # 03's byte-level exercises split text with the notebook's pattern, as GPT-4 does
-    "merge_chunk": Allowance(modules=DEFAULT.modules + ("regex",),
-                             c_modules=DEFAULT.c_modules + ("regex", "_regex")),
-    "encode": Allowance(modules=DEFAULT.modules + ("regex",),
-                        c_modules=DEFAULT.c_modules + ("regex", "_regex")),
+    # 03's byte-level exercises split text with the notebook's pattern, as GPT-4 does, and
+    # may read the tokenizer's vocabulary (reading answers nothing; encoding is refused)
+    "merge_chunk": BYTE_LEVEL,
+    "encode": BYTE_LEVEL,
     # 06's block is computed from the given block's parts; is_causal runs the model it is given
     "transformer_block": Allowance(
         says=DEFAULT.says + ", and the block's own parts (its attention, layer norms, linear "
