@@ -177,6 +177,7 @@ def shell():
     shell = InteractiveShell.instance()
     grading_kernel.load_ipython_extension(shell)
     shell.user_ns.update(checks=checks, torch=torch, X=X)
+    record_baseline()  # the shell as the notebook's first cell leaves it
     yield shell
     answer_cells._refused_cells.clear()
     record_baseline()
@@ -187,6 +188,8 @@ def test_an_answer_cell_runs_its_own_code_under_the_allowlist(shell):
                    "def cosine_matrix(x):\n    u = x / x.norm(dim=-1, keepdim=True)\n"
                    "    return u @ u.T\n")
     assert "cosine_matrix" in shell.user_ns
+    test = shell.run_cell("def _():\n    checks.own_work(cosine_matrix)(X)\n_()\ndel _")
+    assert test.success  # the test calls the guarded function: its region, not a nested one
     shell.run_cell("%%answer_cell cosine_matrix\nimport gc\ngc.get_objects()\nreached = True\n")
     assert "reached" not in shell.user_ns
 

@@ -45,10 +45,10 @@ class Execute(NbgraderExecute):
 
     extra_arguments = List(Unicode(), default_value=[
         "--IPKernelApp.extra_extensions=course_utils.grading_kernel"]).tag(config=True)
-    instructor_cells = List(Unicode(), help=(
+    instructor_cells = List(Unicode(), allow_none=True, default_value=None, help=(
         "The ids of the instructor's code cells that nbgrader does not mark: any other code "
         "cell without nbgrader metadata is one the student added, and runs under the plain "
-        "allowlist like an answer cell. Empty: no cell is taken for added.")).tag(config=True)
+        "allowlist like an answer cell. None: no cell is taken for added.")).tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         nbgrader = cell.metadata.get("nbgrader", {})
@@ -58,7 +58,7 @@ class Execute(NbgraderExecute):
             self._check_assign_resources(resources)
             return self.execute_cell(cell, index, store_history=False), self.resources
         known = self.instructor_cells
-        added = not nbgrader and known and cell.get("id") not in known
+        added = not nbgrader and known is not None and cell.get("id") not in known
         answer = nbgrader.get("solution") or added
         if cell.cell_type != "code" or not answer or not cell.source.strip():
             return super().preprocess_cell(cell, resources, index)
@@ -95,8 +95,10 @@ def failure(ename: str, evalue: str) -> NotebookNode:
 
 def instructor_cells_setting(source: NotebookNode) -> str:
     """The line of nbgrader configuration that tells :class:`Execute` the instructor's plain
-    code cells of ``source`` (the assignment's source notebook), by id."""
-    ids = [cell.get("id") for cell in source.cells
-           if cell.cell_type == "code" and "nbgrader" not in cell.metadata
-           and isinstance(cell.get("id"), str)]  # a notebook before nbformat 4.5 has none
+    code cells of ``source`` (the assignment's source notebook), by id; none for a notebook
+    whose cells have no ids (before nbformat 4.5)."""
+    if not all(isinstance(cell.get("id"), str) for cell in source.cells):
+        return ""
+    ids = [cell.id for cell in source.cells
+           if cell.cell_type == "code" and "nbgrader" not in cell.metadata]
     return f"\nc.Execute.instructor_cells = {ids!r}\n"

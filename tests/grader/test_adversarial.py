@@ -133,8 +133,9 @@ EXPECTED = {
     "partial": ("needs manual grading", 2, 0, ""),
     "blank": ("graded", 0, 0, ""),  # an untouched written answer scores 0 at once
     "endless_loop": ("needs manual grading", 0, 1, "cell double timed out"),
-    "kernel_exits": ("not graded", None, None, "kernel died"),
-    "segfault": ("not graded", None, None, "kernel died"),
+    # os._exit and ctypes are refused in an answer cell: the kernel lives, double is undefined
+    "kernel_exits": ("needs manual grading", 0, 1, ""),
+    "segfault": ("needs manual grading", 0, 1, ""),
     "raw_bytes_out": ("needs manual grading", 2, 1, ""),
     "memory_blowup": ("needs manual grading", 2, 0, "cell square ran out of memory"),
     "not_json": ("not graded", None, None, "not JSON"),
@@ -144,8 +145,10 @@ EXPECTED = {
     "deleted_test": ("needs manual grading", 0, 1, ""),
     "edited_test": ("needs manual grading", 0, 1, ""),
     "faked_outputs": ("needs manual grading", 0, 1, ""),
-    "tampering": ("needs manual grading", 0, 1, "test_double failed with its traceback hidden"),
-    "escape": ("needs manual grading", 2, 1, ""),
+    # get_ipython() is refused before the traceback is hidden (the other lines are flagged)
+    "tampering": ("needs manual grading", 0, 1, ""),
+    # its attempts are refused, and it catches the refusals and goes on: every test fails
+    "escape": ("needs manual grading", 0, 0, ""),
 }
 
 

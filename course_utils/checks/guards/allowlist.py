@@ -38,7 +38,7 @@ from pathlib import Path
 from .allowances import Allowance, allowance_of
 from .refuse import ALLOWLIST, RECORD, LibraryTwinError, refuse
 
-__all__ = ["NotAllowed", "Region", "answer_region", "cell_region", "kind_of"]
+__all__ = ["NotAllowed", "Region", "answer_region", "cell_region", "is_own", "kind_of"]
 
 GUARDS = str(Path(__file__).parent) + os.sep
 COURSE = str(Path(__file__).parents[2]) + os.sep  # course_utils/
@@ -108,11 +108,18 @@ def _module_of_file(filename: str) -> str | None:
     return module
 
 
-def kind_of(code: types.CodeType) -> str:
-    """``OWN``, ``GUARD``, or the module (``"module.Class.method"``) the code comes from."""
+def kind_of(code: types.CodeType, namespace: dict | None = None) -> str:
+    """``OWN``, ``GUARD``, or the module (``"module.Class.method"``) the code comes from.
+
+    Code made by ``exec`` (its file is ``"<string>"``: a dataclass's ``__init__``, a named
+    tuple's ``__new__``) belongs to the module whose ``namespace`` (its globals) it runs in,
+    when that module is installed; else it is the notebook's own."""
     kind = _kinds.get(code)
     if kind is None:
         filename = code.co_filename
+        if filename == "<string>" and namespace is not None:
+            module = sys.modules.get(str(namespace.get("__name__")))
+            filename = getattr(module, "__file__", None) or filename
         if filename.startswith(GUARDS):
             kind = GUARD
         elif not filename.startswith((*INSTALLED, COURSE, "<frozen")):
@@ -125,13 +132,19 @@ def kind_of(code: types.CodeType) -> str:
     return kind
 
 
+def is_own(function) -> bool:
+    """Whether ``function`` is a Python function of the notebook's own code."""
+    return type(function) is types.FunctionType \
+        and kind_of(function.__code__, function.__globals__) == OWN
+
+
 def _under(path: str, prefixes: tuple[str, ...]) -> bool:
     return any(path == prefix or path.startswith(prefix + ".") for prefix in prefixes)
 
 
 def _python_refusal(frame, region: Region) -> str | None:
     """Why the Python function that starts in ``frame`` may not run, or None."""
-    kind = kind_of(frame.f_code)
+    kind = kind_of(frame.f_code, frame.f_globals)
     if kind in (OWN, GUARD) or frame.f_code in region.given:
         return None
     allowed = region.verdicts.get(kind)
@@ -143,7 +156,7 @@ def _python_refusal(frame, region: Region) -> str | None:
         return None
     caller = frame.f_back
     if caller is not None and _under(kind, GUARD_LIBRARIES):
-        caller_kind = kind_of(caller.f_code)
+        caller_kind = kind_of(caller.f_code, caller.f_globals)
         if caller_kind == GUARD or _under(caller_kind, GUARD_LIBRARIES):
             return None
     return kind
@@ -203,7 +216,7 @@ def _profile(frame, event, arg):
         return
     if region.cell:  # an answer cell: only while its own code runs, not IPython's around it
         if event == "call" and region.frame is None:
-            if frame.f_code.co_name == "<module>" and kind_of(frame.f_code) == OWN:
+            if frame.f_code.co_name == "<module>" and kind_of(frame.f_code, frame.f_globals) == OWN:
                 region.frame = frame
             return
         if event == "return" and frame is region.frame:
@@ -213,7 +226,7 @@ def _profile(frame, event, arg):
             return
     if event == "call":
         what = _python_refusal(frame, region)
-    elif event == "c_call" and kind_of(frame.f_code) == OWN:
+    elif event == "c_call" and kind_of(frame.f_code, frame.f_globals) == OWN:
         what = _c_refusal(arg, region)
     else:
         return
@@ -230,7 +243,7 @@ def _rearm(frame, event, arg):
             sys.setprofile(_profile)
         finally:
             _busy.on = False
-    return _rearm if kind_of(frame.f_code) == OWN else None
+    return _rearm if kind_of(frame.f_code, frame.f_globals) == OWN else None
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -242,7 +255,7 @@ def _audit(event: str, args: tuple) -> None:
     _busy.on = True
     try:
         caller = sys._getframe(1)
-        kind = kind_of(caller.f_code)
+        kind = kind_of(caller.f_code, caller.f_globals)
     finally:
         _busy.on = False
     if kind == GUARD:

@@ -15,10 +15,9 @@ ran after the refusal ran unchecked.
 """
 
 import functools
-import types
 from collections.abc import Callable
 
-from .allowlist import OWN, NotAllowed, answer_region, cell_region, kind_of
+from .allowlist import NotAllowed, answer_region, cell_region, is_own
 
 __all__ = ["answer_cell", "guarded", "refused_cell"]
 
@@ -37,8 +36,7 @@ def answer_cell(line: str, cell: str) -> None:
     if region.refused and not isinstance(result.error_in_exec, NotAllowed):
         _refused_cells.append(region.refused)
     for name, value in list(namespace.items()):
-        if before.get(name) is not value and type(value) is types.FunctionType \
-                and kind_of(value.__code__) == OWN:
+        if before.get(name) is not value and is_own(value):
             namespace[name] = guarded(value, exercise)
 
 

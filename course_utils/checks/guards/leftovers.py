@@ -30,7 +30,7 @@ import numpy.testing
 import torch
 import torch.testing
 
-from .allowlist import OWN, kind_of
+from .allowlist import is_own
 
 __all__ = ["LeftBehind", "check_nothing_left_behind", "record_baseline"]
 
@@ -82,7 +82,7 @@ def _replaced(now, then, code) -> bool:
     if now is then:
         return type(then) is types.FunctionType and then.__code__ is not code
     wrapper = now
-    while type(wrapper) is types.FunctionType and kind_of(wrapper.__code__) != OWN:
+    while type(wrapper) is types.FunctionType and not is_own(wrapper):
         wrapper = getattr(wrapper, "__wrapped__", None)
         if wrapper is then:
             return False
@@ -92,7 +92,7 @@ def _replaced(now, then, code) -> bool:
 def _notebook_made(functions: dict) -> list[str]:
     """The names bound to a function of the notebook's own code."""
     return [name for name, value in functions.items()
-            if type(value) is types.FunctionType and kind_of(value.__code__) == OWN]
+            if is_own(value)]
 
 
 def _functions(namespace: dict) -> dict[str, object]:
