@@ -50,7 +50,7 @@ def escape_attempts(course, port: int) -> str:
              "    except Exception as error:",
              "        print(what, 'blocked:', type(error).__name__)"]
     lines += [f"attempt({what!r}, lambda: {code})" for what, code in targets.items()]
-    return lingering("\n".join(lines + ["def double(x):", "    return 2 * x"]), LINGERING_SLEEP)
+    return lingering(LINGERING_SLEEP, then=lines)
 
 
 TAMPERING = {
@@ -85,7 +85,7 @@ TAMPER_FLAGS = [("double", 2, "checks"), ("double", 3, "numpy"), ("double", 4, "
 FLAGGED = {
     "tampering": TAMPER_FLAGS,
     "segfault": [("double", 1, "gc or ctypes"), ("double", 2, "gc or ctypes")],
-    "escape": [("double", 1, "runs later"), ("double", 2, "runs later")],  # its subprocess
+    "escape": [("double", 3, "runs later"), ("double", 4, "runs later")],  # its subprocess
 }
 
 
@@ -147,8 +147,8 @@ EXPECTED = {
     "faked_outputs": ("needs manual grading", 0, 1, ""),
     # get_ipython() is refused before the traceback is hidden (the other lines are flagged)
     "tampering": ("needs manual grading", 0, 1, ""),
-    # its attempts are refused, and it catches the refusals and goes on: every test fails
-    "escape": ("needs manual grading", 0, 0, ""),
+    # its attempts run when the test compares (outside the allowlist): the sandbox stops them
+    "escape": ("needs manual grading", 2, 1, ""),
 }
 
 
@@ -227,7 +227,7 @@ def test_nothing_outside_the_scratch_folder_changed(graded):
     printed = nbformat.read(course.notebook("autograded", "escape", ASSIGNMENT), as_version=4)
     text = "".join(output.get("text", "") for cell in printed.cells
                    for output in cell.get("outputs", []))
-    assert text.count("blocked:") == 7 and "SUCCEEDED" not in text, text
+    assert text.count("blocked:") == 7 * 2 and "SUCCEEDED" not in text, text  # double(2), (-3)
     assert not sleeping(LINGERING_SLEEP), "a process the student started outlived grading"
     with Gradebook(course.gradebook_url) as book:  # the gradebook is whole and readable
         assert {s.id for s in book.students} >= {"perfect", "escape"}

@@ -87,7 +87,7 @@ def test_without_the_sandbox_a_process_left_running_does_not_stall_grading(tmp_p
     output); grading must still end when nbgrader does, and grade the submission."""
     argument = "86399.25"
     course = make_tiny_course(tmp_path)
-    answer = lingering("def double(x):\n    return 2 * x", argument)
+    answer = lingering(argument)
     hand_in(course, "ada", {f"{ASSIGNMENT}.ipynb": answered(course, {"double": answer})})
     finished = []
     grading = threading.Thread(daemon=True, target=lambda: finished.append(autograde(

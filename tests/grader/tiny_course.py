@@ -152,11 +152,23 @@ class Listener:
         self.server.close()
 
 
-def lingering(answer_code: str, argument: str) -> str:
-    """``answer_code`` preceded by starting ``sleep argument`` in a session of its own: a
-    process that would outlive the kernel if nothing ended it."""
-    return (f"import subprocess\nsubprocess.Popen(['sleep', {argument!r}], "
-            f"start_new_session=True)\n{answer_code}")
+def lingering(argument: str, then: list[str] = ()) -> str:
+    """An answer to ``double`` that starts ``sleep argument`` in a session of its own (a
+    process that would outlive the kernel if nothing ended it), then runs the lines
+    ``then``. It does so from ``==`` on what ``double`` returns, which the test cell calls:
+    code an answer leaves to run later runs outside the answer's allowlist (which refuses
+    ``subprocess`` in the answer itself), so the sandbox is what stands in its way."""
+    return "\n".join([
+        "class Lingering(int):",
+        "    def __eq__(self, other):",
+        "        import subprocess",
+        f"        subprocess.Popen(['sleep', {argument!r}], start_new_session=True)",
+        *(f"        {line}" for line in then),
+        "        return int(self) == other",
+        "",
+        "def double(x):",
+        "    return Lingering(2 * x)",
+    ])
 
 
 def sleeping(argument: str) -> list[psutil.Process]:
