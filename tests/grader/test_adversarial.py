@@ -31,6 +31,11 @@ pytestmark = pytest.mark.notebook
 
 WRONG_DOUBLE = "def double(x):\n    return x + 1"
 LINGERING_SLEEP = "86399.5"  # the escape student's process, found by its argument
+# raw bytes on the kernel's stderr, written when the test compares (outside the allowlist,
+# which refuses os.write in the answer itself)
+RAW_BYTES_OUT = ("class Loud(int):\n    def __eq__(self, other):\n        import os\n"
+                 "        os.write(2, b'\\xff\\xfe')\n        return int(self) == other\n"
+                 "def double(x):\n    return Loud(2 * x)")
 
 
 def escape_attempts(course, port: int) -> str:
@@ -86,6 +91,7 @@ FLAGGED = {
     "tampering": TAMPER_FLAGS,
     "segfault": [("double", 1, "gc or ctypes"), ("double", 2, "gc or ctypes")],
     "escape": [("double", 3, "runs later"), ("double", 4, "runs later")],  # its subprocess
+    "raw_bytes_out": [("double", 2, "answers comparisons")],
 }
 
 
@@ -112,7 +118,7 @@ def the_class(course, port: int) -> dict[str, dict]:
         "kernel_exits": {name: answered(course, {"double": "import os\nos._exit(1)"})},
         "segfault": {name: answered(course, {"double": "import ctypes\nctypes.string_at(0)"})},
         "raw_bytes_out": {name: answered(course, {  # nbgrader's log is not UTF-8 any more
-            "double": "import os\nos.write(2, b'\\xff\\xfe')\ndef double(x):\n    return 2 * x"})},
+            "double": RAW_BYTES_OUT})},
         "memory_blowup": {name: answered(course, {
             "square": "blob = bytearray(8 * 1024**3)\ndef square(x):\n    return x * x"})},
         "not_json": {name: b"{ this is not a notebook"},

@@ -18,7 +18,7 @@ PLAIN = ("typing", "collections", "_collections_abc", "functools", "heapq", "bis
          "string", "copy", "copyreg", "dataclasses", "enum", "abc", "numbers", "contextlib",
          "operator", "keyword", "reprlib", "random", "statistics", "fractions", "warnings",
          "weakref", "_weakrefset", "encodings", "codecs", "textwrap", "unicodedata",
-         "importlib._bootstrap", "importlib._bootstrap_external")
+         "importlib._bootstrap", "importlib._bootstrap_external", "locale")
 NUMPY = ("numpy",)
 TORCH = ("torch._tensor", "torch._tensor_str", "torch.functional", "torch.nn", "torch._VF",
          "torch.overrides", "torch.utils._contextlib", "torch.autograd.grad_mode",
@@ -74,7 +74,8 @@ sum mean prod max min amax amin argmax argmin median mode var std var_mean std_m
 norm normalize count_nonzero nonzero any all sort argsort topk kthvalue unique unique_consecutive
 bincount histc searchsorted bucketize
 matmul mm bmm mv dot vdot inner outer ger einsum tensordot kron addmm addmv addbmm baddbmm
-cross linalg_vector_norm vector_norm matrix_norm inverse linalg_inv det slogdet
+cross linalg_vector_norm vector_norm matrix_norm linalg_norm inverse linalg_inv det slogdet
+view_as_real view_as_complex polar complex angle conj broadcast_shapes
 view view_as reshape reshape_as flatten unflatten squeeze unsqueeze expand expand_as
 repeat repeat_interleave tile permute transpose t T mT H mH adjoint movedim moveaxis
 swapaxes swapdims contiguous clone detach flip fliplr flipud roll rot90 narrow split
@@ -116,9 +117,11 @@ MODEL_MODULES = ("course_utils.attention", "course_utils.transformer", "course_u
                  "torch.backends")
 MODEL_OPS = frozenset({"linear", "dropout", "layer_norm", "scaled_dot_product_attention",
                        "embedding"})
-# No autograd in 02's closed-form gradient.
-NO_AUTOGRAD = Allowance(torch_ops=ELEMENTARY - {"requires_grad_", "enable_grad",
-                                                "set_grad_enabled", "grad.__get__"})
+# 02's losses may take PyTorch's cross-entropy (log-softmax and the negative log-likelihood
+# of the text); its closed-form gradient no autograd.
+LOSSES = frozenset({"cross_entropy", "nll_loss"})
+NO_AUTOGRAD = Allowance(torch_ops=(ELEMENTARY | LOSSES) - {
+    "requires_grad_", "enable_grad", "set_grad_enabled", "grad.__get__"})
 
 READING_A_TOKENIZER = tuple(
     f"course_utils.byte_bpe.BytePairTokenizer.{name}" for name in (
@@ -130,7 +133,10 @@ BYTE_LEVEL = Allowance(
     c_modules=DEFAULT.c_modules + ("regex", "_regex"))
 
 ALLOWANCES: dict[str, Allowance] = {
+    "window_loss": Allowance(torch_ops=ELEMENTARY | LOSSES),
     "sgd_step": NO_AUTOGRAD,
+    # 08's Gaussian kernel may take the distances from torch.cdist (the kernel is the exercise)
+    "gaussian_kernel": Allowance(torch_ops=ELEMENTARY | {"cdist"}),
     # 01's exercise 3 may rank by PyTorch's cosine (computing it was exercise 2)
     "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity"}),
     # 03's exercise 3 stands on the references of exercises 1 and 2, which its text offers
