@@ -142,7 +142,9 @@ EXPECTED = {
     # os._exit and ctypes are refused in an answer cell: the kernel lives, double is undefined
     "kernel_exits": ("needs manual grading", 0, 1, ""),
     "segfault": ("needs manual grading", 0, 1, ""),
-    "raw_bytes_out": ("needs manual grading", 2, 1, ""),
+    # its bytes reach the test cell's stderr (os.write is refused in the answer itself), which
+    # fails that cell; grading itself goes on
+    "raw_bytes_out": ("needs manual grading", 0, 1, ""),
     "memory_blowup": ("needs manual grading", 2, 0, "cell square ran out of memory"),
     "not_json": ("not graded", None, None, "not JSON"),
     "not_utf8": ("not graded", None, None, "not UTF-8"),

@@ -53,10 +53,10 @@ def test_without_the_sandbox_the_kernel_is_only_capped(tmp_path):
 
 # Right only in a kernel that knows it runs ada's work (course_utils.student).
 ADAS_OWN = """
-from course_utils.student import student_id
+import os
 
-def double(x):
-    return 2 * x if student_id() == "ada" else x
+def double(x, environment=os.environ):
+    return 2 * x if environment.get("COURSE_STUDENT") == "ada" else x
 """
 
 

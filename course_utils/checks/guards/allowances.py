@@ -18,7 +18,9 @@ PLAIN = ("typing", "collections", "_collections_abc", "functools", "heapq", "bis
          "string", "copy", "copyreg", "dataclasses", "enum", "abc", "numbers", "contextlib",
          "operator", "keyword", "reprlib", "random", "statistics", "fractions", "warnings",
          "weakref", "_weakrefset", "encodings", "codecs", "textwrap", "unicodedata",
-         "importlib._bootstrap", "importlib._bootstrap_external", "locale")
+         "importlib._bootstrap", "importlib._bootstrap_external", "locale",
+         # the import system's finders, and reading the environment (os.environ)
+         "_distutils_hack", "os._Environ", "os._createenviron")
 NUMPY = ("numpy",)
 TORCH = ("torch._tensor", "torch._tensor_str", "torch.functional", "torch.nn", "torch._VF",
          "torch.overrides", "torch.utils._contextlib", "torch.autograd.grad_mode",
