@@ -29,7 +29,7 @@ TORCH = ("torch._tensor", "torch._tensor_str", "torch.functional", "torch.nn", "
          "torch.utils._device", "torch.storage", "torch._refs", "torch._prims_common",
          "torch._decomp", "torch.fx.experimental.symbolic_shapes", "torch._check",
          "torch._check_with", "torch.jit._trace.is_tracing", "torch.utils._config_module",
-         "torch._library")
+         "torch._library", "torch.backends")
 # Parts of those that do a whole job for the answer or step outside it.
 NEVER = ("numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing",
          "torch.nn.parallel", "torch.nn.utils.stateless", "torch.nn.modules.transformer",
@@ -94,7 +94,8 @@ ndim.__get__ T.__get__ mT.__get__ H.__get__ mH.__get__ data.__get__ real.__get__
 imag.__get__ is_cuda.__get__ layout.__get__ names.__get__ requires_grad.__get__
 grad.__get__ is_leaf.__get__ grad_fn.__get__ is_floating_point is_complex is_contiguous
 element_size stride storage_offset data_ptr get_device is_nonzero is_tensor is_same_size
-result_type promote_types can_cast get_default_dtype set_printoptions device lift_fresh
+result_type promote_types can_cast get_default_dtype set_printoptions device
+lift_fresh lift_fresh.default
 __torch_function__ requires_grad_ no_grad enable_grad set_grad_enabled is_grad_enabled
 _set_grad_enabled
 """.split())
@@ -115,8 +116,7 @@ class Allowance:
 
 DEFAULT = Allowance()
 # What running a given model takes: the course's layers it is built from, and theirs in torch.
-MODEL_MODULES = ("course_utils.attention", "course_utils.transformer", "course_utils.validation",
-                 "torch.backends")
+MODEL_MODULES = ("course_utils.attention", "course_utils.transformer", "course_utils.validation")
 MODEL_OPS = frozenset({"linear", "dropout", "layer_norm", "scaled_dot_product_attention",
                        "embedding"})
 # 02's losses may take PyTorch's cross-entropy (log-softmax and the negative log-likelihood

@@ -55,7 +55,7 @@ CLOSED_METHODS = {"__subclasses__", "mro", "__getattribute__", "__setattr__", "_
 ALWAYS = ("gc.", "ctypes.", "subprocess.", "os.system", "os.exec", "os.fork", "os.posix_spawn",
           "os.spawn", "os.kill", "os.putenv", "sys.addaudithook", "sys.setprofile",
           "sys.settrace", "sys._current_frames", "sys.monitoring", "function.__new__",
-          "code.__new__", "cpython.", "socket.", "signal.", "pty.", "marshal.", "pickle.",
+          "code.__new__", "cpython.", "socket.", "signal.", "pty.", "pickle.",
           "sqlite3.", "webbrowser.", "shutil.", "os.remove", "os.rename", "os.rmdir",
           "os.mkdir", "os.chdir", "os.link", "os.symlink")
 
