@@ -8,6 +8,7 @@ The oracle is the library itself: each refused answer would compute the right va
 
 import copy
 import math
+import sys
 import types
 from collections import Counter
 
@@ -21,6 +22,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import course_utils.embeddings
 from course_utils import checks, grading_kernel
 from course_utils.checks.guards import NotAllowed, answer_cells, record_baseline
+from course_utils.checks.guards.allowances import ALLOWANCES, DEFAULT, Allowance
 
 GENERATOR = torch.Generator().manual_seed(3)
 X = torch.randn(5, 4, generator=GENERATOR, dtype=torch.float64)
@@ -210,3 +212,31 @@ def test_a_function_an_answer_cell_defines_stays_under_the_allowlist_when_called
     later = shell.run_cell("cosine_matrix(X)")  # a plain cell, no test around it
     assert isinstance(later.error_in_exec, NotAllowed)
     assert shell.user_ns["cosine_matrix"].__name__ == "cosine_matrix"
+
+
+def test_a_module_a_library_imports_while_the_answer_runs_loads_but_stays_refused_to_it(
+        tmp_path, monkeypatch):
+    site = tmp_path / "site-packages"  # installed code, as far as the allowlist can tell
+    site.mkdir()
+    (site / "lazylib.py").write_text("def answer(x):\n    import lazyheavy\n"
+                                     "    return lazyheavy.TWO * x\n")
+    (site / "lazyheavy.py").write_text("def double(x):\n    return 2 * x\n"
+                                       "TWO = double(1)  # module code that calls its own code\n")
+    monkeypatch.syspath_prepend(str(site))
+    allowance = Allowance(modules=DEFAULT.modules + ("lazylib",))
+    monkeypatch.setitem(ALLOWANCES, "lazy_answer", allowance)
+    import lazylib
+
+    def lazy_answer(x):
+        return lazylib.answer(x)
+
+    assert checks.own_work(lazy_answer)(3) == 6  # lazylib may import lazyheavy for itself,
+    # whose body runs as the import system's
+
+    def lazy_answer(x):  # noqa: F811 (the answer reaching the module itself)
+        return sys.modules["lazyheavy"].double(x)
+
+    with pytest.raises(NotAllowed, match="lazyheavy.double is not yours"):
+        checks.own_work(lazy_answer)(3)
+    monkeypatch.delitem(sys.modules, "lazylib")
+    monkeypatch.delitem(sys.modules, "lazyheavy")

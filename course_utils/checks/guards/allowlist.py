@@ -42,7 +42,14 @@ __all__ = ["NotAllowed", "Region", "answer_region", "cell_region", "is_own", "ki
 
 GUARDS = str(Path(__file__).parent) + os.sep
 COURSE = str(Path(__file__).parents[2]) + os.sep  # course_utils/
-INSTALLED = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
+PREFIXES = (sys.prefix, sys.base_prefix, sys.exec_prefix)
+
+
+def installed() -> tuple[str, ...]:
+    """Where installed code lives: Python's prefixes and every site folder on ``sys.path``
+    (a ``.pth`` may add one outside the prefixes)."""
+    sites = [path for path in sys.path if "site-packages" in path or "dist-packages" in path]
+    return (*PREFIXES, *sites)
 # What the guards' own work may run (torch's dispatch modes, when called by the guards).
 GUARD_LIBRARIES = ("torch.utils", "torch._ops", "torch._subclasses", "torch._C", "torch._library",
                    "torch.compiler", "torch._compile", "torch._dynamo.eval_frame")
@@ -76,6 +83,7 @@ class Region:
     allowance: Allowance
     thread: int = field(default_factory=threading.get_ident)
     cell: bool = False  # an answer cell: only the frames of its own code are the region
+    loading: object = None  # a module a library imports while the answer runs, being loaded
     given: frozenset = frozenset()  # the code of functions the test hands the answer
     frame: object = None  # the cell's frame while it runs
     refused: str | None = None
@@ -124,7 +132,7 @@ def kind_of(code: types.CodeType, namespace: dict | None = None) -> str:
             filename = getattr(module, "__file__", None) or filename
         if filename.startswith(GUARDS):
             kind = GUARD
-        elif not filename.startswith((*INSTALLED, COURSE, "<frozen")):
+        elif not filename.startswith((*installed(), COURSE, "<frozen")):
             kind = OWN  # a notebook cell, code made by exec, the student's own file
         elif (module := _module_of_file(filename)) is not None:
             kind = f"{module}.{code.co_qualname}"
@@ -163,6 +171,21 @@ def _python_refusal(frame, region: Region) -> str | None:
         if caller_kind == GUARD or _under(caller_kind, GUARD_LIBRARIES):
             return None
     return kind
+
+
+def _import_work(frame) -> bool:
+    """Whether ``frame`` is the import system's work rather than the answer's: a finder or
+    loader of installed code that the import system asks, or the body of an installed module
+    that installed code imports (torch importing sympy the first time it needs it). The body
+    of a module the notebook's code imports is the answer's."""
+    if kind_of(frame.f_code, frame.f_globals) == OWN:
+        return False
+    caller = frame.f_back
+    if frame.f_code.co_name != "<module>":
+        return caller is not None and kind_of(caller.f_code).startswith("importlib._bootstrap")
+    while caller is not None and kind_of(caller.f_code).startswith("importlib._bootstrap"):
+        caller = caller.f_back
+    return caller is not None and kind_of(caller.f_code, caller.f_globals) != OWN
 
 
 def _c_name(function) -> tuple[str, str]:
@@ -227,6 +250,13 @@ def _profile(frame, event, arg):
             return
         if region.frame is None:
             return
+    if region.loading is not None:
+        if event == "return" and frame is region.loading:
+            region.loading = None
+        return
+    if event == "call" and _import_work(frame):
+        region.loading = frame  # runs as the import system's, whatever it calls
+        return
     if event == "call":
         what = _python_refusal(frame, region)
     elif event == "c_call" and kind_of(frame.f_code, frame.f_globals) == OWN:
