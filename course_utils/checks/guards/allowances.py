@@ -154,9 +154,12 @@ ALLOWANCES: dict[str, Allowance] = {
         says=DEFAULT.says + ", and the block's own parts (its attention, layer norms, linear "
                             "layers and activation)",
         modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
+    # (it may also read the model's dependence from autograd's Jacobian: that is a way to
+    # test causality, not the test)
     "is_causal": Allowance(
-        says=DEFAULT.says + ", and the model it is given",
-        modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
+        says=DEFAULT.says + ", the model it is given, and autograd",
+        modules=DEFAULT.modules + MODEL_MODULES + ("torch.autograd", "logging"),
+        torch_ops=ELEMENTARY | MODEL_OPS | {"grad", "backward", "jacobian"}),
 }
 
 
