@@ -139,6 +139,12 @@ ALLOWANCES: dict[str, Allowance] = {
     "sgd_step": NO_AUTOGRAD,
     # 08's Gaussian kernel may take the distances from torch.cdist (the kernel is the exercise)
     "gaussian_kernel": Allowance(torch_ops=ELEMENTARY | {"cdist"}),
+    # 08's Laplacian frequencies may be drawn by any Cauchy sampler, SciPy's too: finding
+    # that they are Cauchy is the exercise
+    "laplacian_frequencies": Allowance(
+        says=DEFAULT.says + ", and SciPy's distributions",
+        modules=DEFAULT.modules + ("scipy.stats", "scipy._lib", "inspect"),
+        c_modules=DEFAULT.c_modules + ("scipy",)),
     # 01's exercise 3 may rank by PyTorch's cosine (computing it was exercise 2)
     "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity"}),
     # 03's exercise 3 stands on the references of exercises 1 and 2, which its text offers
