@@ -43,13 +43,6 @@ __all__ = ["NotAllowed", "Region", "answer_region", "cell_region", "is_own", "ki
 GUARDS = str(Path(__file__).parent) + os.sep
 COURSE = str(Path(__file__).parents[2]) + os.sep  # course_utils/
 PREFIXES = (sys.prefix, sys.base_prefix, sys.exec_prefix)
-
-
-def installed() -> tuple[str, ...]:
-    """Where installed code lives: Python's prefixes and every site folder on ``sys.path``
-    (a ``.pth`` may add one outside the prefixes)."""
-    sites = [path for path in sys.path if "site-packages" in path or "dist-packages" in path]
-    return (*PREFIXES, *sites)
 # What the guards' own work may run (torch's dispatch modes, when called by the guards).
 GUARD_LIBRARIES = ("torch.utils", "torch._ops", "torch._subclasses", "torch._C", "torch._library",
                    "torch.compiler", "torch._compile", "torch._dynamo.eval_frame")
@@ -69,6 +62,13 @@ ALWAYS = ("gc.", "ctypes.", "subprocess.", "os.system", "os.exec", "os.fork", "o
 OWN, GUARD = "the notebook's own code", "the guards"
 # The import finders of packages installed in editable mode (course_utils, the grader).
 EDITABLE_FINDERS = "__editable___"
+
+
+def installed() -> tuple[str, ...]:
+    """Where installed code lives: Python's prefixes and every site folder on ``sys.path``
+    (a ``.pth`` may add one outside the prefixes)."""
+    sites = [path for path in sys.path if "site-packages" in path or "dist-packages" in path]
+    return (*PREFIXES, *sites)
 
 
 class NotAllowed(LibraryTwinError):
