@@ -19,7 +19,7 @@ After the due date, the full page replaces the early one (:func:`full_page_banne
 which of the two a page is).
 
 A test cell holds its visible tests, then ``### BEGIN HIDDEN TESTS``; Python runs it top
-to bottom, so where it failed tells which part failed: the first line of the cell in its
+to bottom, so where it failed tells which part failed: the last line of the cell in its
 traceback (``Cell In[12], line 3``). Before the hidden region, the visible tests failed,
 with their message; in it, the visible tests passed, and the hidden ones' result waits
 for the due date. A cell that fails without saying where (its traceback hidden, a time
@@ -41,7 +41,7 @@ from grader.course import Course
 MODES = ("visible", "all", "none")
 DEFAULT_MODE = "visible"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-CELL_LINE = re.compile(r"^Cell In\[\d+\], line (\d+)")
+CELL_LINE = re.compile(r"^(Cell In\[\d+\]), line (\d+)")
 
 
 def early_feedback_mode(course: Course, assignment: str) -> str:
@@ -83,12 +83,14 @@ def hidden_from(source: str) -> int | None:
 
 def failed_at(error) -> int | None:
     """The line of the cell where it raised ``error`` (an error output), if the traceback
-    says so: its first frame is the cell's own."""
-    for entry in error.get("traceback", []):
-        found = CELL_LINE.match(ANSI.sub("", entry))
-        if found:
-            return int(found[1])
-    return None
+    says so: its first frame is the cell's own, and the last frame of that cell is where it
+    failed (a test cell runs its checks in a function it defines, ``def _():``)."""
+    frames = [found.groups() for entry in error.get("traceback", [])
+              if (found := CELL_LINE.match(ANSI.sub("", entry)))]
+    if not frames:
+        return None
+    cell = frames[0][0]
+    return int([line for name, line in frames if name == cell][-1])
 
 
 def message(error) -> str:

@@ -33,6 +33,7 @@ from grader.on_submit_feedback import (
     cell_results,
     early_feedback_mode,
     early_page,
+    failed_at,
     full_page_banner,
     with_banner,
 )
@@ -413,3 +414,14 @@ def test_a_submission_is_graded_released_early_then_fully_as_autograde_would(cou
     assert "Full feedback" in full and "secret check" in full  # the hidden test's message
     assert all(worked in full for worked in WORKED.values())  # after the due date
 
+
+
+def test_a_test_cell_failed_where_its_last_own_frame_says():
+    """A test cell runs its checks in ``def _():`` and calls ``_()`` on its last line: where
+    it failed is the last frame of that cell, not the call, nor the answer's own cell."""
+    error = {"traceback": ["\x1b[0;31m---\x1b[0m", "Cell In[12], line 9\n      8 ...",
+                           "Cell In[12], line 3, in _()\n      3 checks...",
+                           "Cell In[7], line 5, in scores(q, k)\n      5 return ...",
+                           "AssertionError: scores(Q, K) ..."]}
+    assert failed_at(error) == 3
+    assert failed_at({"traceback": ["AssertionError: no cell"]}) is None
