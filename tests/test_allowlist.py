@@ -138,6 +138,13 @@ def every_object(x):
     return list(map(gc.get_objects, [0]))  # a C function called by a C function
 
 
+def through_the_import_system(x):
+    import importlib._bootstrap
+
+    return importlib._bootstrap._call_with_frames_removed(
+        sklearn.metrics.pairwise.cosine_similarity, x.numpy())
+
+
 def caught_and_went_on(x):
     try:
         return another_library(x)
@@ -148,7 +155,7 @@ def caught_and_went_on(x):
 @pytest.mark.parametrize("answer", [
     another_library, another_torch_function, torch_script, the_course_reference,
     another_thread, another_process, a_fresh_copy, a_computed_name, a_string_run,
-    the_callers_frame, every_object, caught_and_went_on,
+    the_callers_frame, every_object, through_the_import_system, caught_and_went_on,
 ])
 def test_what_the_exercise_does_not_allow_is_refused(answer):
     with pytest.raises(AssertionError, match="is not yours"):

@@ -60,6 +60,9 @@ ALWAYS = ("gc.", "ctypes.", "subprocess.", "os.system", "os.exec", "os.fork", "o
           "os.mkdir", "os.chdir", "os.link", "os.symlink")
 
 OWN, GUARD = "the notebook's own code", "the guards"
+# What the import system asks of a finder or a loader (importlib's protocol).
+IMPORT_PROTOCOL = {"find_spec", "find_module", "create_module", "exec_module", "get_code",
+                   "get_data", "get_source", "get_filename", "is_package", "invalidate_caches"}
 # The import finders of packages installed in editable mode (course_utils, the grader).
 EDITABLE_FINDERS = "__editable___"
 
@@ -181,8 +184,9 @@ def _import_work(frame) -> bool:
     if kind_of(frame.f_code, frame.f_globals) == OWN:
         return False
     caller = frame.f_back
-    if frame.f_code.co_name != "<module>":
-        return caller is not None and kind_of(caller.f_code).startswith("importlib._bootstrap")
+    if frame.f_code.co_name != "<module>":  # only a finder's or loader's own methods
+        return frame.f_code.co_name in IMPORT_PROTOCOL and caller is not None \
+            and kind_of(caller.f_code).startswith("importlib._bootstrap")
     while caller is not None and kind_of(caller.f_code).startswith("importlib._bootstrap"):
         caller = caller.f_back
     return caller is not None and kind_of(caller.f_code, caller.f_globals) != OWN
