@@ -7,7 +7,7 @@ include tools/student_edition/Makefile
 
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: formgrader test collect release autograde feedback grades report bench clean \
+.PHONY: formgrader test test-grading collect release autograde feedback grades report bench clean \
 	npm slides slide-metadata present publish hub test-hub test-browser similarity student-ids student-edition
 
 # The TAs' tools (grading/grader, not part of the students' package), and bubblewrap,
@@ -64,6 +64,13 @@ present: $(LIVE)
 test: $(DEV) npm
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# The class round trip (tests/test_grading.py): every grading case of every notebook handed in
+# and graded as a TA grades, through nbgrader and the sandboxed worker (about 15 minutes on
+# 2 cores). `ASSIGNMENTS="05_masked_attention ..."` grades only those.
+test-grading: $(DEV)
+	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/test_grading.py \
+	  $(foreach a,$(ASSIGNMENTS),--assignment $(a))
 
 # The TA's steps (README, "For TAs"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
 # WORKERS=n (default: one per core), SCHEDULER=tcp://host:8786 (a Dask cluster),
