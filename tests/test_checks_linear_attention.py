@@ -78,9 +78,10 @@ def test_a_global_normaliser_is_named():
         checks.check_kernel_attention(sim @ V / sim.sum((-2, -1), keepdim=True), Q, K, V, phi)
 
 
-def test_a_plain_wrong_kernel_attention_shows_expected_and_got():
-    with pytest.raises(AssertionError, match="expected"):
+def test_a_plain_wrong_kernel_attention_shows_what_it_got_not_what_is_expected():
+    with pytest.raises(AssertionError, match="got") as failure:
         checks.check_kernel_attention(attend(Q, K, V) + 0.1, Q, K, V, phi)
+    assert "expected" not in str(failure.value)
 
 
 # -- one step of the recurrence ----------------------------------------------------------------
@@ -236,3 +237,9 @@ def test_a_step_with_more_features_than_inputs_is_checked_without_shape_errors()
         checks.check_recurrent_step((s_i, z_i, old), s0, z0, Q_I, K_I, V_I, features)
     with pytest.raises(AssertionError, match="S_i is not right"):
         checks.check_recurrent_step((s_i + 1, z_i, out), s0, z0, Q_I, K_I, V_I, features)
+
+
+def test_no_message_writes_the_fix_as_code():
+    """A message names the mistake and where to look, never the line to write."""
+    code = re.compile(r"torch\.|transpose\(|cumsum\(|outer\(")
+    assert not [key for key, message in LINEAR_MISTAKES.items() if code.search(message)]

@@ -155,3 +155,19 @@ def test_read_only_numpy_answers_pass_without_a_warning():
         checks.check_padding_mask(right, [3], N, True)
         checks.check_split_heads(np.broadcast_to(X.reshape(2, 3, 4, 2).transpose(1, 2).numpy(),
                                                  (2, 4, 3, 2)), X, 4)
+
+
+CODE = re.compile(r"torch\.|transpose\(|reshape\(|view\(|permute\(|swap axes")
+
+
+def test_no_message_writes_the_fix_as_code():
+    """A message names the mistake and where to look, never the line to write."""
+    assert not [key for key, message in MASK_MISTAKES.items() if CODE.search(message)]
+
+
+def test_an_unknown_mistake_does_not_print_the_expected_values():
+    right = X.reshape(2, 3, 4, 2).transpose(1, 2)
+    with pytest.raises(AssertionError) as failure:
+        checks.check_split_heads(right + 0.5, X, 4)
+    assert "expected" not in str(failure.value)
+    assert f"{right[0, 0, 0, 0].item():.4g}" not in str(failure.value).split("got:")[0]

@@ -38,8 +38,8 @@ LINEAR_MISTAKES = {
     "not_accumulated_s": "S_i is a running sum: return S_{i−1} + φ(k_i) v_iᵀ, not the new "
     "outer product alone",
     "not_accumulated_z": "z_i is a running sum: return z_{i−1} + φ(k_i), not φ(k_i) alone",
-    "outer_transposed": "your outer product is v_i φ(k_i)ᵀ; the state S is (r, D_v): "
-    "add φ(k_i) v_iᵀ (torch.outer(φ(k_i), v_i))",
+    "outer_transposed": "your outer product is v_i φ(k_i)ᵀ, the transpose of what the state "
+    "needs: compare the shape of S, (r, D_v), with the order of the two vectors",
     "state_no_feature_map": "you added k_i (or k_i v_iᵀ) to the state: the state sums φ(k_i), "
     "the features of the key",
     "old_state": "you computed the output with the OLD state S_{i−1}, z_{i−1}: update the "
@@ -131,7 +131,8 @@ def check_kernel_attention(actual, q, k, v, feature_map, name="kernel_attention"
     if q.shape[-2] == k.shape[-2]:
         mistakes[LINEAR_MISTAKES["q_k_swapped"]] = _quadratic(phi_k, phi_q, v)
         mistakes[LINEAR_MISTAKES["causal_kernel"]] = _quadratic(phi_q, phi_k, v, keep="past")
-    check_close(actual, _quadratic(phi_q, phi_k, v), name, atol=atol, mistakes=mistakes)
+    check_close(actual, _quadratic(phi_q, phi_k, v), name, atol=atol, mistakes=mistakes,
+                reveal=False)
 
 
 def _step(s, z, q_i, k_i, v_i, feature_map, *, outer=None, state_phi=True, accumulate=True,
@@ -175,8 +176,8 @@ def check_recurrent_step(actual, s, z, q_i, k_i, v_i, feature_map, name="recurre
         z_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = z + k_i
     if s.shape[0] == s.shape[1]:
         s_mistakes[LINEAR_MISTAKES["outer_transposed"]] = s + torch.outer(v_i, phi_k)
-    check_close(s_got_t, s_i, f"{name}: S_i", atol=atol, mistakes=s_mistakes)
-    check_close(z_got, z_i, f"{name}: z_i", atol=atol, mistakes=z_mistakes)
+    check_close(s_got_t, s_i, f"{name}: S_i", atol=atol, mistakes=s_mistakes, reveal=False)
+    check_close(z_got, z_i, f"{name}: z_i", atol=atol, mistakes=z_mistakes, reveal=False)
     out_mistakes = {
         LINEAR_MISTAKES["old_state"]: _step(s, z, q_i, k_i, v_i, feature_map, old=True)[2],
         LINEAR_MISTAKES["no_normaliser"]: _features(feature_map, q_i) @ s_i,
@@ -184,7 +185,7 @@ def check_recurrent_step(actual, s, z, q_i, k_i, v_i, feature_map, name="recurre
     if same_size:
         out_mistakes[LINEAR_MISTAKES["output_no_feature_map"]] = _step(
             s, z, q_i, k_i, v_i, feature_map, output_phi=False)[2]
-    check_close(out_got, out, f"{name}: output", atol=atol, mistakes=out_mistakes)
+    check_close(out_got, out, f"{name}: output", atol=atol, mistakes=out_mistakes, reveal=False)
 
 
 def _band(n: int, bandwidth: int, causal: bool, width=None, diagonal=True) -> torch.Tensor:
@@ -215,7 +216,8 @@ def check_band_mask(actual, n: int, bandwidth: int, causal: bool, name="band_mas
         mistakes[LINEAR_MISTAKES["band_no_abs"]] = i - j <= bandwidth
         mistakes[LINEAR_MISTAKES["band_diagonal"]] = expected & (i != j)
     check_close(as_tensor(actual, name), expected.double(), name, atol=1e-6,
-                mistakes={message: wrong.double() for message, wrong in mistakes.items()})
+                mistakes={message: wrong.double() for message, wrong in mistakes.items()},
+                reveal=False)
 
 
 def check_causal_linear_attention(actual, q, k, v, feature_map, name="causal_linear_attention",
@@ -239,4 +241,4 @@ def check_causal_linear_attention(actual, q, k, v, feature_map, name="causal_lin
         LINEAR_MISTAKES["causal_softmax"]: _softmax_attention(q, k, v, causal=True),
     }
     expected = _quadratic(phi_q, phi_k, v, keep="past")
-    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)

@@ -42,10 +42,11 @@ MASK_MISTAKES = {
     "(repeat the key mask for every query i)",
     "heads_interleaved": "you gave index r the columns r, r + h, r + 2h, … (a view as "
     "(…, d_h, h)); index r gets the consecutive block x[..., r·d_h : (r + 1)·d_h]",
-    "no_transpose": "you reshaped (batch, n, d) straight to (batch, h, n, d_h): that mixes "
-    "tokens and heads; view as (batch, n, h, d_h) first, then swap axes 1 and 2",
-    "head_axis_last": "the head axis is in the wrong place: (batch, n, h, d_h) must become "
-    "(batch, h, n, d_h) (transpose(1, 2))",
+    "no_transpose": "you reshaped (batch, n, d) straight to (batch, h, n, d_h): a head then "
+    "mixes numbers of several tokens. Print x_demo beside your answer and follow which row of "
+    "x each number of head 1 comes from",
+    "head_axis_last": "the head axis is in the wrong place: the shape asked for is (batch, h, "
+    "n, d_h), with the heads before the tokens",
     "scale_by_d": "you divided by √d (the whole embedding) instead of √d_h (one head's size)",
     "no_output_projection": "you did not multiply the concatenated heads by W_O",
     "one_head": "you computed one head over all d features: split Q, K, V into num_heads "
@@ -88,7 +89,7 @@ def check_self_attention_update(actual, e, w_q, w_k, w_v, name="E′", atol=1e-4
     if n_e != n_q:
         mistakes[MASK_MISTAKES["scale_by_n_E"]] = _update(e, w_q, w_k, w_v, 1 / math.sqrt(n_e))
     expected = _update(e, w_q, w_k, w_v, scale)
-    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)
 
 
 def _key_mask(lengths: torch.Tensor, n: int, extra: int = 0) -> torch.Tensor:
@@ -125,7 +126,7 @@ def check_padding_mask(actual, lengths, n: int, causal: bool, name="padding_mask
     else:
         mistakes[MASK_MISTAKES["unwanted_causal_mask"]] = keys & past
     check_close(got, expected.double(), name, atol=1e-6,
-                mistakes={m: w.double() for m, w in mistakes.items()})
+                mistakes={m: w.double() for m, w in mistakes.items()}, reveal=False)
 
 
 def check_split_heads(actual, x, num_heads: int, name="split_heads") -> None:
@@ -145,7 +146,7 @@ def check_split_heads(actual, x, num_heads: int, name="split_heads") -> None:
         MASK_MISTAKES["no_transpose"]: x.reshape(batch, num_heads, n, d_h),
         MASK_MISTAKES["heads_interleaved"]: x.reshape(batch, n, d_h, num_heads).permute(0, 3, 1, 2),
     }
-    check_close(got, expected, name, atol=1e-6, mistakes=mistakes)
+    check_close(got, expected, name, atol=1e-6, mistakes=mistakes, reveal=False)
 
 
 def _multi_head(x, w_q, w_k, w_v, w_o, num_heads, causal, scale_by=None, output=True,
@@ -197,4 +198,4 @@ def check_multi_head_attention(actual, x, w_q, w_k, w_v, w_o, num_heads: int, ca
         mistakes[MASK_MISTAKES["scale_by_d"]] = _multi_head(*args, causal, scale_by=x.shape[-1])
         mistakes[MASK_MISTAKES["one_head"]] = _multi_head(*args, causal, heads=1)
     expected = _pytorch_reference(*args, causal)
-    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)
