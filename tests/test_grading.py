@@ -26,7 +26,6 @@ from tests.conftest import REPO
 from tests.grading_cases import all_cases
 from tests.nbgrader_cells import errors, roles
 from tests.nbgrader_course import (
-    autograded_answers,
     page_text,
     solution_cells,
     submit,
@@ -134,19 +133,6 @@ def scores_of(cells, assignment, student):
 def grade_rows(course, tmp_path):
     path = grades.write_grades(course, tmp_path / "grades.csv")
     return {(r["student_id"], r["assignment"]): r for r in csv.DictReader(open(path))}
-
-
-def test_every_answer_cell_has_a_wrong_and_a_correct_alternative_case(assignments):
-    assert set(assignments) <= set(CASES)
-    for assignment in assignments:
-        cases = CASES[assignment]
-        students = [*cases.WRONG, *cases.CORRECT, *cases.CHEAT]
-        assert len(students) == len(set(students)), f"{assignment}: a student in two kinds"
-        assert cases.CHEAT, f"{assignment} has no CHEAT case"
-        for kind, students in (("wrong", cases.WRONG), ("correct", cases.CORRECT)):
-            covered = {grade_id for answers in students.values() for grade_id in answers}
-            missing = autograded_answers(assignment) - covered
-            assert not missing, f"{assignment}: no {kind} case for {sorted(missing)}"
 
 
 def test_solution_gets_every_point_and_blank_gets_none(cells, assignments):
