@@ -97,7 +97,7 @@ autograde: $(TA)
 feedback: $(TA)
 	$(GRADER) feedback $(foreach s,$(STUDENTS),--student $(s)) $(ASSIGNMENTS)
 
-# FORMAT=canvas or FORMAT=moodle: the LMS's gradebook import file (grader.lms), with
+# FORMAT=canvas or FORMAT=moodle: the LMS's gradebook import file (grader.outputs.lms_grades), with
 # MISSING_AS_ZERO=1 (0 for nothing submitted, not blank) and LATE_PENALTY="10%/day, max 50%".
 grades: $(TA)
 	$(GRADER) grades $(if $(FORMAT),--format $(FORMAT)) \
@@ -107,13 +107,13 @@ grades: $(TA)
 report: $(TA)
 	$(GRADER) report
 
-# Similar answers (grader.similarity): every pair of submissions per answer cell, with
+# Similar answers (grader.integrity.similarity.matches): every pair of submissions per answer cell, with
 # copydetect's winnowing; writes grading/similarity.csv (`make report` shows the pairs).
 # SIMILARITY=0.8: the threshold of a match, for this and `make report`.
 similarity: $(TA)
 	$(GRADER) similarity $(ASSIGNMENTS)
 
-# The id each student of grading/roster.csv sets before starting (grader.student_ids): for an
+# The id each student of grading/roster.csv sets before starting (grader.intake.student_ids): for an
 # LMS course, the folder `make collect ZIP=...` will file them under; writes student_ids.csv.
 student-ids: $(TA)
 	$(GRADER) student-ids

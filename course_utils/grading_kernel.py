@@ -1,6 +1,6 @@
 """The IPython extension of the kernels nbgrader grades in: the ``%%answer_cell`` magic.
 
-``grader.execute.Execute`` starts each grading kernel with this extension and sends every
+``grader.running.execute.Execute`` starts each grading kernel with this extension and sends every
 answer cell as ``%%answer_cell <grade id>`` followed by the cell, so that the whole cell
 runs under its exercise's allowlist (``course_utils/checks/guards/answer_cells.py``).
 Loading it imports nothing heavy: the checks are imported when the first answer cell runs.

@@ -38,15 +38,15 @@ c.Exchange.root = os.environ.get(
 c.Execute.timeout = 120
 
 # A client that sees a cell's reply even when nbclient's own widget messages hide it from
-# the poll (grader.kernel_client: without it, a cell after an `interact` could wait 120 s).
-c.AsyncKernelManager.client_class = "grader.kernel_client.KernelClient"
+# the poll (grader.running.kernel_client: without it, a cell after an `interact` could wait 120 s).
+c.AsyncKernelManager.client_class = "grader.running.kernel_client.KernelClient"
 
 # A cell whose reply says it failed or was aborted fails, even when the answer hid its
-# traceback so that the cell shows no error (grader.execute: nbgrader reads only the
+# traceback so that the cell shows no error (grader.running.execute: nbgrader reads only the
 # outputs). nbgrader's own list, with the course's Execute in place of nbgrader's;
-# tests/grader/test_hidden_failures.py checks that the rest is nbgrader's default.
+# tests/grader/running/test_hidden_failures.py checks that the rest is nbgrader's default.
 c.Autograde.autograde_preprocessors = [
-    "grader.execute.Execute",
+    "grader.running.execute.Execute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -60,10 +60,10 @@ c.Autograde.autograde_preprocessors = [
 c.Execute.shutdown_kernel = "immediate"
 
 # The release leaves out the source's worked answers (cells tagged "worked-answer",
-# grader.worked_answers) before any of nbgrader's steps sees them; the rest is nbgrader's
-# own list (tests/grader/test_worked_answers.py checks that it is nbgrader's default).
+# grader.outputs.worked_answers) before any of nbgrader's steps sees them; the rest is nbgrader's
+# own list (tests/grader/outputs/test_worked_answers.py checks that it is nbgrader's default).
 c.GenerateAssignment.preprocessors = [
-    "grader.worked_answers.RemoveWorkedAnswers",
+    "grader.outputs.worked_answers.RemoveWorkedAnswers",
     "nbgrader.preprocessors.IncludeHeaderFooter",
     "nbgrader.preprocessors.InstantiateTests",
     "nbgrader.preprocessors.LockCells",
@@ -80,11 +80,11 @@ c.GenerateAssignment.preprocessors = [
 
 # Feedback shows each test's result and message, never the hidden tests' code, and after
 # the due date (the gradebook's, `make publish DUEDATE=...`) the worked answers under their
-# exercises (grader.feedback; the TA tools are installed with `pip install -e grading`).
+# exercises (grader.outputs.feedback; the TA tools are installed with `pip install -e grading`).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "grader.feedback.HideTestCode",
-    "grader.feedback.ShowWorkedAnswers",
+    "grader.outputs.feedback.HideTestCode",
+    "grader.outputs.feedback.ShowWorkedAnswers",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 

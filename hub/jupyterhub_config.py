@@ -18,7 +18,7 @@ Log-in and spawning, for a demo and the tests: one password for the students and
 the instructors (``SharedPasswordAuthenticator``), and every server in ``homes/<name>/``
 (``SimpleLocalProcessSpawner``: no system accounts). An instructor's server runs as the
 hub's user on the repository. A student's server, its kernels and terminals run in
-bubblewrap (grader.student_server), which shows them the system and the workbook's
+bubblewrap (grader.running.student_server), which shows them the system and the workbook's
 environment read-only, the student edition's folders of this repository (notebooks/,
 course_utils/: tools.student_edition.COPIED) and their nbgrader settings read-only, their
 own home and nbgrader's exchange; not solutions/, tests/, grading/ (gradebook, submitted/,
@@ -74,9 +74,10 @@ from pathlib import Path
 from jupyterhub.spawner import SimpleLocalProcessSpawner
 from traitlets.log import get_logger
 
-from grader import exchange, student_server
 from grader.course import Course
-from grader.sandbox import PASSED_ON, problem
+from grader.intake import exchange
+from grader.running import student_server
+from grader.running.sandbox import PASSED_ON, problem
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
 
@@ -159,7 +160,7 @@ def prepare_server(spawner) -> None:
 
 
 def sandbox(spawner, received: list[Path]) -> None:
-    """Start a student's server in bubblewrap (grader.student_server): it sees the system,
+    """Start a student's server in bubblewrap (grader.running.student_server): it sees the system,
     ``received`` (read-only), its home and the exchange. Refused without bubblewrap."""
     if SANDBOX_PROBLEM:
         raise RuntimeError(f"{spawner.user.name}'s server is not started: {SANDBOX_PROBLEM}")

@@ -2,7 +2,7 @@
 
 Notebook 04's by-hand checks fail without one (the demonstration's numbers would score 0),
 so each notebook's kernel starts with ``COURSE_STUDENT`` set, to the id the grading's
-self-check uses (grader.selfcheck) unless one is set already. Only the kernel gets it: the
+self-check uses (grader.scoring.selfcheck) unless one is set already. Only the kernel gets it: the
 other tests see the environment as it was.
 """
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 
 from grader.course import Course
-from grader.steps import release
+from grader.running.nbgrader_steps import release
 from tests.conftest import REPO
 
 SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", flags=re.M)

@@ -28,7 +28,7 @@ from jupyter_server.extension.config import ExtensionConfigManager
 from jupyterlab_server.config import get_static_page_config
 from traitlets.config import Application
 
-from grader.sandbox import Limits
+from grader.running.sandbox import Limits
 from tests.conftest import REPO
 
 DEPLOY = REPO / "deploy"

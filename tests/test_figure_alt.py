@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import nbformat
 import pytest
 
-from grader.worked_answers import is_worked_answer
+from grader.outputs.worked_answers import is_worked_answer
 from tests.conftest import REPO
 from tools import slides
 

@@ -3,7 +3,7 @@ marks, the blank release zero, each wrong answer (a library twin call too) loses
 own exercise's points, and each cheat scores 0 on its exercise or is flagged, as it says.
 
 One course holds every assignment and every case, and is graded as a TA grades a class:
-through ``grader.autograde`` with one worker per core, each submission in its sandbox.
+through ``grader.scoring.autograde`` with one worker per core, each submission in its sandbox.
 (Broken and malicious submissions are the adversarial class, tests/grader/.)
 """
 
@@ -17,11 +17,12 @@ import pytest
 from nbgrader.api import Gradebook
 
 from course_utils import checks
-from grader import grades, steps
-from grader.autograde import autograde
 from grader.course import Course
-from grader.machine import default_workers
-from grader.report import diagnosis, write_report
+from grader.outputs.report import diagnosis, write_report
+from grader.running import nbgrader_steps
+from grader.running.machine import default_workers
+from grader.scoring import grades
+from grader.scoring.autograde import autograde
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
 from tests.nbgrader_cells import errors, roles
@@ -106,7 +107,7 @@ def graded(course, assignments) -> Course:
             submit(course, assignment, student, {**solution_cells(assignment), **answers})
         for student, printed in getattr(CASES[assignment], "PRINTED", {}).items():
             record_printout(course, assignment, student, printed)
-    # Without the self-check (grader.selfcheck, tests/grader/test_selfcheck.py): it would grade
+    # Without the self-check (grader.scoring.selfcheck, tests/grader/scoring/): it would grade
     # each instructor's solution once more to assert what the student "solution" asserts
     # here, full marks through the same worker (8 more notebooks, 40 s on 2 cores).
     # One worker more than the cores: part of each job starts nbgrader and its kernel rather
@@ -233,7 +234,7 @@ def test_numbers_worked_for_another_id_are_flagged_with_both_ids(graded, assignm
 def test_feedback_shows_score_and_test_messages_but_no_hidden_test_code(graded, cells,
                                                                        assignments):
     """Feedback for the blank and solution students (one page each is enough to check)."""
-    assert not steps.feedback(graded, assignments, students=["solution", "blank"])
+    assert not nbgrader_steps.feedback(graded, assignments, students=["solution", "blank"])
     for assignment in assignments:
         source = solution_notebook(assignment).cells
         shown = {line.strip() for cell in source

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
-from grader.worked_answers import is_worked_answer
+from grader.outputs.worked_answers import is_worked_answer
 from tests.conftest import REPO
 from tools import slide_metadata, slides
 

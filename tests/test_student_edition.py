@@ -3,7 +3,7 @@
 What is secret: the lines of the solutions' answer regions (`### BEGIN SOLUTION` ..
 `### END SOLUTION`, code and markdown), of their hidden test blocks, of their model answers
 (markdown solution cells, whole), of their worked answers (cells tagged `worked-answer`,
-whole: grader.worked_answers) and of the grading cases' code (tests/grading_cases: WRONG,
+whole: grader.outputs.worked_answers) and of the grading cases' code (tests/grading_cases: WRONG,
 CORRECT, CHEAT), all read from those sources, not from the release. Lines are
 compared with their whitespace collapsed and their opening comment or quote
 marks (`#`, `>`) left out, and trivial ones are set aside: lines the
@@ -29,7 +29,7 @@ import nbformat
 import pytest
 from nbgrader.preprocessors import ClearSolutions
 
-from grader.worked_answers import is_worked_answer
+from grader.outputs.worked_answers import is_worked_answer
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
 from tests.nbgrader_cells import by_grade_id, errors, roles

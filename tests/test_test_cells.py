@@ -20,8 +20,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.tamper.cells import autograder_tests
-from grader.tamper.names import ModuleNames
+from grader.integrity.tamper.cells import autograder_tests
+from grader.integrity.tamper.names import ModuleNames
 
 SOLUTIONS = sorted(Path(__file__).resolve().parents[1].glob("solutions/*/*.ipynb"))
 

@@ -1,8 +1,8 @@
-"""The eight notebooks' worked answers (cells tagged ``worked-answer``, grader.worked_answers):
+"""The eight notebooks' worked answers (``worked-answer`` cells, grader.outputs.worked_answers):
 none reaches the release, each sits under its exercise, and the release runs without them.
 
 How the release and the feedback treat them is tested on a tiny course in
-tests/grader/test_worked_answers.py.
+tests/grader/outputs/test_worked_answers.py.
 """
 
 import ast
@@ -10,7 +10,7 @@ import ast
 import nbformat
 import pytest
 
-from grader.worked_answers import check_plain, is_worked_answer
+from grader.outputs.worked_answers import check_plain, is_worked_answer
 from tests.conftest import REPO
 
 ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())

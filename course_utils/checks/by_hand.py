@@ -10,7 +10,7 @@ the mistake the numbers match; :func:`compare_by_hand` says which entries agree 
 code's numbers, never the numbers. The helpers that compute them (``_scores``,
 ``_alpha``, ``_output``, all through ``_tensors``) refuse to run unless a check or the
 comparison is running, so an answer cell that calls them fails; the grading also flags
-any by-hand answer that reaches the course's code (grader.own_numbers).
+any by-hand answer that reaches the course's code (grader.integrity.own_numbers).
 """
 
 import contextlib

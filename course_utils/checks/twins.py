@@ -14,7 +14,7 @@ Python twins: ``module.function``, ``module.Class.method``, ``module.<fnmatch pa
 (``"layer_norm"`` refuses ``F.layer_norm``, ``torch.layer_norm``, ``torch.native_layer_norm``
 and ``torch.ops.aten.native_layer_norm``). Each exercise's text names what it may not use;
 these tables are that list. The grading also reads ``TWINS`` to flag answer cells that
-import a twin (``grader.autograde``, the TA tools in grading/).
+import a twin (``grader.scoring.autograde``, the TA tools in grading/).
 """
 
 import ast

@@ -9,6 +9,8 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 CONFIG_FILE = "nbgrader_config.py"
+# grading/: the folder of nbgrader_config.py, the course root every command defaults to.
+COURSE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_config(root: Path) -> Config:

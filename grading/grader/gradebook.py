@@ -1,4 +1,11 @@
-"""The TA's gradebook: what a grading job needs from it, and what it brings back.
+"""The TA's gradebook: what a grading job needs from it, what it brings back, and what the
+course's other steps read in it (an assignment's tests, its due date).
+
+    knows(course, a)          whether the tests of ``a`` are recorded
+    record_tests(course, a)   record them (as ``make release`` does)
+    duedate(course, a)        the due date of ``make publish``, or None
+    snapshot(course, a)       a copy holding ``a`` alone, for a grading job
+    record(course, result)    a graded result in; ``forget`` a submission out
 
 Only the process that runs the grading writes the gradebook, one result at a time,
 through nbgrader's own API, so that parallel jobs can never corrupt it.
@@ -15,11 +22,13 @@ from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.exc import SAWarning
 
 from grader.course import Course
-from grader.worker import Result
+from grader.intake.submissions import SECRET, TIMESTAMP
+from grader.running import nbgrader_steps
+from grader.running.worker import Result
 
 # What nbgrader's exchange writes beside a submission: its time, and the secret that names
 # its feedback page in the exchange (release_feedback).
-EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")
+EXCHANGE_FILES = (TIMESTAMP, SECRET)
 
 
 def knows(course: Course, assignment: str) -> bool:
@@ -32,6 +41,26 @@ def knows(course: Course, assignment: str) -> bool:
         except MissingEntry:
             return False
     return True
+
+
+def record_tests(course: Course, assignment: str) -> None:
+    """Put ``assignment``'s cells and tests in the gradebook (as ``make release`` does),
+    releasing into a scratch folder so that the committed release stays as it is."""
+    with tempfile.TemporaryDirectory() as scratch:
+        failed = nbgrader_steps.release(course, [assignment], release_dir=Path(scratch))
+    if failed:
+        raise RuntimeError(f"cannot record the tests of {assignment}:\n{failed[assignment]}")
+
+
+def duedate(course: Course, assignment: str) -> datetime | None:
+    """The due date the gradebook holds for ``assignment`` (UTC), or None."""
+    if not course.gradebook_path.exists():
+        return None
+    with Gradebook(course.gradebook_url) as book:
+        try:
+            return book.find_assignment(assignment).duedate
+        except MissingEntry:
+            return None
 
 
 def snapshot(course: Course, assignment: str) -> bytes:

@@ -1,26 +1,48 @@
 """What the last grading run decided for each submission, kept beside the gradebook.
 
-``autograde_state.json`` maps ``student/assignment`` to the fingerprint that was graded
-(so that a rerun grades only new or changed submissions), the status, the reason and
-the flags, which grades.csv and the class report show.
+``autograde_state.json`` maps ``student/assignment`` (:func:`key`) to the fingerprint that
+was graded (so that a rerun grades only new or changed submissions), the status, the reason
+and the flags, which grades.csv and the class report show. :class:`Status` names every
+status a submission can have, here and in grades.csv.
 """
 
 import json
 import tempfile
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from grader.course import Course
 
 FILE_NAME = "autograde_state.json"
-# The status of a submission planned for grading whose result is not in yet: left by a run
-# that was interrupted, it is graded again by the next.
-GRADING = "grading"
+
+
+class Status(StrEnum):
+    """A submission's status: strings as grades.csv and autograde_state.json write them."""
+
+    GRADED = "graded"  # every point is in
+    NEEDS_MANUAL_GRADING = "needs manual grading"  # a written answer waits for a TA
+    NOT_GRADED = "not graded"  # the reason says why
+    MISSING = "missing"  # a student of the roster who submitted nothing
+    # planned for grading, its result not in yet: left by a run that was interrupted, it
+    # is graded again by the next (autograde_state.json only)
+    GRADING = "grading"
+
+
+def key(student: str, assignment: str) -> str:
+    """The name of one student's submission of one assignment: ``student/assignment``."""
+    return f"{student}/{assignment}"
+
+
+def split_key(name: str) -> tuple[str, str]:
+    """``(student, assignment)`` of a :func:`key`."""
+    student, assignment = name.split("/")
+    return student, assignment
 
 
 @dataclass
 class Outcome:
-    status: str  # "graded", "not graded", or GRADING until its result is in
+    status: str  # Status.GRADED, NOT_GRADED, or GRADING until its result is in
     reason: str = ""
     flags: list[str] = field(default_factory=list)
     fingerprint: str = ""

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from unittest import mock
 
-from grader import selfcheck
-from grader.autograde import autograde
-from grader.machine import default_workers
-from grader.sandbox import Limits
+from grader.running.machine import default_workers
+from grader.running.sandbox import Limits
+from grader.scoring import selfcheck
+from grader.scoring.autograde import autograde
 from tests.benchmarks.timing import Row
 from tests.grading_cases import all_cases
 from tests.nbgrader_course import make_course, solution_cells, submit

@@ -3,8 +3,8 @@
 Each student works the scores, α₃ and a₃ of a sentence drawn from their id
 (``course_utils.by_hand``), rounded as the exercises ask (scores to 2 decimals, α₃ to 3
 from them, a₃ to 2 from those: ``by_hand_answers``). The similarity step compares such
-short value answers exactly, numbers by value (grader.similarity_fingerprint's own tokens),
-so two right answers match when their rounded numbers are the same. Over ``IDS`` ids, the
+short value answers exactly, numbers by value (grader.integrity.similarity.fingerprint's own
+tokens), so two right answers match when their rounded numbers are the same. Over ``IDS`` ids, the
 chance ``p`` that two given students share an exercise's answer is the share of pairs that
 do; a class of ``CLASS`` then has about C(CLASS, 2) × p innocent matching pairs.
 """

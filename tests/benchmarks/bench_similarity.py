@@ -15,9 +15,9 @@ from pathlib import Path
 
 import nbformat
 
-from grader.similarity import THRESHOLD, answer_cells, similar_answers
+from grader.integrity.similarity.matches import THRESHOLD, answer_cells, similar_answers
 from tests.benchmarks.timing import Row
-from tests.grader.test_similarity import honest_students, make_class
+from tests.grader.integrity.test_similarity import honest_students, make_class
 from tests.grading_cases import all_cases
 
 STUDENTS = 300
@@ -93,5 +93,5 @@ def run():
         matches = similar_answers(course, threshold=THRESHOLD)
         seconds = time.perf_counter() - start
     yield Row(f"compare {STUDENTS} students x {notebooks} notebooks",
-              "grader.similarity (copydetect)", seconds, "s",
+              "grader.integrity.similarity.matches (copydetect)", seconds, "s",
               f"{len(matches)} pairs >= {THRESHOLD}; budget: 60 s on 2 cores")

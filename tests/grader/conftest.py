@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from grader.sandbox import unavailable
+from grader.running.sandbox import unavailable
 
 
 @pytest.fixture(scope="session")

@@ -6,9 +6,10 @@ import zipfile
 import nbformat
 import pytest
 
-from grader import grades, state
+from grader import state
 from grader.__main__ import main
 from grader.course import Course
+from grader.scoring import grades
 from tests.grader.tiny_course import (
     ASSIGNMENT,
     answered,

@@ -15,8 +15,8 @@ import psutil
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.course import Course
-from grader.sandbox import Limits
-from grader.steps import release
+from grader.running.nbgrader_steps import release
+from grader.running.sandbox import Limits
 from tests.conftest import REPO
 
 ASSIGNMENT = "tiny"
@@ -49,7 +49,7 @@ TESTS = {
 }
 
 
-# Worked answers (grader.worked_answers), each under its exercise: {the cell it follows:
+# Worked answers (grader.outputs.worked_answers), each under its exercise: {the cell it follows:
 # its text}; tiny_source(worked=True) has them.
 WORKED = {
     "test_double": "Worked answer to double: twice x is x added to itself.",

@@ -169,8 +169,8 @@ WRONG = {
 }
 
 # A wrong id is not wrong arithmetic: {student: the id their numbers were worked for}. The
-# sentence's cell printed that id (PRINTED), and grader.own_numbers proves from the numbers
-# that they are its: "cell ...: numbers worked for id uses.another.id, submitted as ...".
+# sentence's cell printed that id (PRINTED), and grader.integrity.own_numbers proves from the
+# numbers that they are its: "cell ...: numbers worked for id uses.another.id, submitted as ...".
 WORKED_FOR = {"uses_another_id": "uses.another.id"}
 # What a cell printed when the student ran it: {student: {how the cell's code starts: text}}.
 PRINTED = {student: {"yours = own_sentence()": str(sentence_of(worked_for))}

@@ -2,7 +2,7 @@
 throw-away course, an instructor and three students, everything through the hub's REST API
 and each user's own server (nbgrader's Assignment List handlers, the contents API) with
 each user's own token; the TA's steps through the TA command line (``make publish``,
-``make collect``, ``make feedback``) and ``grader.autograde``.
+``make collect``, ``make feedback``) and ``grader.scoring.autograde``.
 
 The term: the instructor publishes 04 with a due date a week away; ada, bob and carol
 fetch it; ada submits a blank copy, then the right answers; bob submits a typical mistake
@@ -30,9 +30,9 @@ import pytest
 import requests
 
 from course_utils.by_hand import sentence_of
-from grader import grades
-from grader.autograde import autograde
 from grader.course import Course
+from grader.scoring import grades
+from grader.scoring.autograde import autograde
 from tests.conftest import REPO
 from tests.grading_cases.alpha3_by_hand import WRONG, by_hand_answers, written
 from tests.hub.hub_client import Hub, UserServer

@@ -22,10 +22,10 @@ import nbformat
 import pytest
 from nbgrader.utils import notebook_hash
 
-from grader import exchange
-from grader.autograde import Summary, autograde
 from grader.course import Course
-from grader.on_submit import load_released
+from grader.intake import exchange, submissions
+from grader.on_submit.service import load_released
+from grader.scoring.autograde import Summary, autograde
 from tests.conftest import REPO
 from tests.grading_cases.alpha3_by_hand import NO_SQRT, WRONG
 from tests.hub.hub_client import Hub, UserServer
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.notebook
 
 RIGHT = solution_cells(ASSIGNMENT)
 ANSWERS = {"ann": {**RIGHT, **WRONG["hard_codes_two"]}, "ben": {**RIGHT, "scores": NO_SQRT}}
-SERVICE_READY_S = 300  # the instructor's solution is graded first (grader.selfcheck)
+SERVICE_READY_S = 300  # the instructor's solution is graded first (grader.scoring.selfcheck)
 FEEDBACK_WITHIN_S = 120  # from a submission to its feedback: 14 s measured on 2 busy cores
 POLL_S = 2
 
@@ -120,7 +120,7 @@ def others_feedback(term: OnSubmitTerm, name: str) -> list[int]:
 
 def released_page(course: Course, submission: Path) -> Path:
     """Where nbgrader's Fetch Feedback looks for the page of ``submission``."""
-    name = notebook_hash(secret=(submission / exchange.SECRET).read_text(),
+    name = notebook_hash(secret=(submission / submissions.SECRET).read_text(),
                          notebook_id=ASSIGNMENT)
     return exchange.course_folder(course) / "feedback" / f"{name}.html"
 
@@ -250,7 +250,7 @@ def test_a_students_feedback_is_never_visible_to_another(played):
 
 
 def grades_rows(course: Course) -> list[dict]:
-    from grader import grades
+    from grader.scoring import grades
 
     return grades.grade_rows(course)
 

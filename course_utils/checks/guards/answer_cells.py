@@ -1,6 +1,6 @@
 """An answer cell run under its exercise's allowlist: the ``%%answer_cell`` magic.
 
-While nbgrader grades, ``grader.execute.Execute`` sends each answer cell to the kernel as
+While nbgrader grades, ``grader.running.execute.Execute`` sends each answer cell to the kernel as
 
     %%answer_cell <its exercise>
     <the student's cell>

@@ -1,0 +1,72 @@
+"""nbgrader's marks on a notebook's cells, and what a graded cell's outputs say: every
+module of the grader reads them here.
+
+    marks(cell)               the cell's nbgrader metadata ({} for a cell it does not mark)
+    is_answer(cell)           an answer: a cell nbgrader marks ``solution``
+    is_test(cell)             a test cell: a code cell nbgrader grades that is no answer
+    is_restored(cell)         a cell autograde puts back from the gradebook (locked, a test)
+    errors(cell)              the cell's error outputs
+    test_cell_results(nb)     {grade id: the message its test cell failed with, or ""}
+
+Cells are nbformat's ``NotebookNode`` or plain dicts of a notebook's JSON alike. Reading the
+metadata needs no nbgrader (importing it takes seconds): the keys are those of
+``nbgrader.utils.is_solution``, ``is_grade`` and ``is_locked``.
+"""
+
+from collections.abc import Mapping
+
+STDERR = "stderr"  # how a failure shown on stderr alone starts its message
+
+
+def marks(cell: Mapping) -> Mapping:
+    """The cell's nbgrader metadata: grade, solution, locked, grade_id, points, ..."""
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def is_answer(cell: Mapping) -> bool:
+    return bool(marks(cell).get("solution"))
+
+
+def is_test(cell: Mapping) -> bool:
+    return (cell.get("cell_type") == "code" and bool(marks(cell).get("grade"))
+            and not is_answer(cell))
+
+
+def is_restored(cell: Mapping) -> bool:
+    """Whether nbgrader's autograde replaces the cell with the instructor's (locked cells
+    and test cells): what a student wrote there never runs."""
+    return bool(marks(cell).get("locked")) or is_test(cell)
+
+
+def errors(cell: Mapping) -> list:
+    """The error outputs of a code cell (``ename``, ``evalue``, ``traceback``)."""
+    return [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+
+
+def test_cell_results(notebook) -> dict[str, str]:
+    """The message of each test cell of an autograded ``notebook``, keyed by grade id.
+
+    The message is the last line of the traceback Python prints, ``"<ExceptionName>:
+    <evalue>"`` (just the name when evalue is empty, as for the ``NotImplementedError`` of a
+    blank answer); "" when the cell shows no error. A cell whose only failure is output on
+    stderr (nbgrader scores that 0 too) gives ``"stderr: <its first line>"``.
+    """
+    if not hasattr(notebook, "cells"):
+        raise TypeError(f"expected an nbformat notebook, got {type(notebook).__name__}")
+    return {marks(cell)["grade_id"]: failure_message(cell)
+            for cell in notebook.cells if is_test(cell)}
+
+
+def failure_message(cell: Mapping) -> str:
+    """What a test cell failed with (see :func:`test_cell_results`), "" if it passed."""
+    found = errors(cell)
+    if found:
+        name, value = found[-1].get("ename", "Error"), found[-1].get("evalue", "")
+        return f"{name}: {value}" if value else name
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("name") == STDERR:
+            text = output.get("text", "")
+            lines = [line.strip() for line in ("".join(text) if isinstance(text, list)
+                                                else text).splitlines()]
+            return f"{STDERR}: " + next((line for line in lines if line), "")
+    return ""

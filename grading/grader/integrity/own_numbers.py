@@ -1,0 +1,135 @@
+"""Numbers worked by hand (notebook 04): whose they are, and how they were reached.
+
+Each student works the numbers of a sentence drawn from their own id
+(``course_utils.by_hand``), and the grading checks them against the submitter's sentence:
+numbers right for another id score 0, as wrong arithmetic does. Two flags tell the TA
+what the score alone cannot, among the flags of :func:`grader.scoring.autograde.flags`:
+
+``cell alpha_3_by_hand: numbers worked for id X, submitted as Y``
+    The numbers are proved right for X's sentence and wrong for Y's: a student who worked
+    under the wrong id (a typo, their login instead of the LMS's id) or the demonstration's
+    numbers ("no id"). The candidates for X are the ids the notebook printed with its
+    sentence ("Student id: X", the record of whose numbers they are), so a printout alone
+    proves nothing: the numbers must fit.
+``cell alpha_3_by_hand line 2: reaches the course's code that computes its numbers: ...``
+    A by-hand answer is numbers, or arithmetic on the printed sentence; a line that imports
+    from ``course_utils``, uses the notebook's ``checks`` or calls ``getattr`` with a name
+    made at run time reaches for the code that computes them (the checks' helpers refuse
+    outside a check; importlib, ``__import__``, ``sys.modules``, frames and the like are
+    the tamper scan's flags, grader.integrity.tamper).
+"""
+
+import ast
+import re
+from functools import cache
+
+from nbformat import NotebookNode
+
+from course_utils.by_hand import OwnSentence, sentence_of
+from course_utils.checks.by_hand import EXERCISES, right_for
+from grader.cells import is_answer, marks
+from grader.intake.submissions import Submission
+
+PRINTED_ID = re.compile(r"^Student id: (?P<id>.+?)\s*$", re.M)
+DEMONSTRATION = None  # the id of the numbers drawn when none is set
+REACHES = "reaches the course's code that computes its numbers"
+COURSE_PACKAGE = "course_utils"
+CHECKS_NAME = "checks"  # the notebook's `from course_utils import checks`
+
+
+def flags(submission: Submission) -> list[str]:
+    """The flags of ``submission``'s by-hand answer cells (see the module's docstring)."""
+    found = []
+    printed = printed_ids(submission.notebook)
+    for grade_id, source in by_hand_answers(submission.notebook).items():
+        found += [f"cell {grade_id} line {line}: {REACHES}: {code}"
+                  for line, code in reaching_lines(source)]
+        worked_for = whose_numbers(grade_id, source, submission.student, printed)
+        if worked_for is not None:
+            found.append(f"cell {grade_id}: numbers worked for {worked_for}, submitted as "
+                         f"{submission.student}")
+    return found
+
+
+def by_hand_answers(notebook: NotebookNode) -> dict[str, str]:
+    """{grade id: source} of the notebook's answer cells to by-hand exercises."""
+    return {marks(cell)["grade_id"]: cell.source for cell in notebook.cells
+            if cell.cell_type == "code" and is_answer(cell)
+            and marks(cell).get("grade_id") in EXERCISES}
+
+
+def printed_ids(notebook: NotebookNode) -> list[str]:
+    """The student ids the notebook's outputs name ("Student id: X"), in order, once each."""
+    ids = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            text = output.get("text") or output.get("data", {}).get("text/plain", "")
+            text = "".join(text) if isinstance(text, list) else text
+            ids += [match["id"] for match in PRINTED_ID.finditer(text)
+                    if match["id"] not in ids]
+    return ids
+
+
+def reaching_lines(source: str) -> list[tuple[int, str]]:
+    """(line, code) of each line of a by-hand answer that reaches the course's code."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []  # the kernel refuses it before running any of it
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            reaches = any(alias.name.split(".")[0] == COURSE_PACKAGE for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            reaches = (node.module or "").split(".")[0] == COURSE_PACKAGE
+        elif isinstance(node, ast.Name):
+            reaches = node.id == CHECKS_NAME
+        elif isinstance(node, ast.Call):
+            reaches = (isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                       and len(node.args) > 1 and not isinstance(node.args[1], ast.Constant))
+        else:
+            reaches = False
+        if reaches:
+            lines.add(node.lineno)
+    code = source.splitlines()
+    return [(line, code[line - 1].strip()) for line in sorted(lines)]
+
+
+def assigned_numbers(grade_id: str, source: str) -> list | None:
+    """The numbers the cell's last top-level ``grade_id = ...`` assigns, when they are
+    written out (a list or tuple, or one inside ``np.array(...)``, ``torch.tensor(...)``);
+    else None."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    values = [node.value for node in tree.body if isinstance(node, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == grade_id for t in node.targets)]
+    if not values:
+        return None
+    value = values[-1]
+    if isinstance(value, ast.Call) and value.args:
+        value = value.args[0]
+    try:
+        numbers = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return list(numbers) if isinstance(numbers, (list, tuple)) else None
+
+
+@cache
+def _sentence(student: str | None) -> OwnSentence:
+    return sentence_of(student)
+
+
+def whose_numbers(grade_id: str, source: str, submitter: str,
+                  printed: list[str]) -> str | None:
+    """"id X" (or "no id (the demonstration's)") when the numbers of the answer are right
+    for X's sentence, X one of the ``printed`` ids, and not for ``submitter``'s; else None."""
+    numbers = assigned_numbers(grade_id, source)
+    if numbers is None or right_for(grade_id, numbers, _sentence(submitter)):
+        return None
+    for candidate in [*printed, DEMONSTRATION]:
+        if candidate != submitter and right_for(grade_id, numbers, _sentence(candidate)):
+            return "no id (the demonstration's)" if candidate is None else f"id {candidate}"
+    return None
