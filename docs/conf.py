@@ -1,0 +1,36 @@
+"""Sphinx configuration of the workbook's documentation (``make docs``).
+
+Pages are MyST Markdown. The build is offline (no intersphinx, no remote images) and strict:
+``make docs`` runs with warnings as errors and ``nitpicky``, and tests/test_docs.py also
+follows every internal link of the built pages. ``_ext/workbook_notebooks.py`` reads the
+working times and points of the calendar from the solution notebooks.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
+
+project = "Embeddings, attention and transformers: a course workbook"
+author = "the embeddings workbook maintainers"
+copyright = f"2026, {author}. Code: MIT; text and notebooks: CC BY-SA 4.0"
+
+extensions = ["myst_parser", "workbook_notebooks"]
+# Where workbook_notebooks reads the notebooks from (a test builds a copy of docs/ with -D).
+workbook_solutions = str(Path(__file__).resolve().parents[1] / "solutions")
+source_suffix = {".md": "markdown"}
+exclude_patterns = ["_build", "README.md"]
+root_doc = "index"
+language = "en"
+
+# Strict: a reference that does not resolve is a warning, and make docs fails on warnings.
+nitpicky = True
+# Links to a page's section as [text](page.md#section-title), and $math$ as in the notebooks.
+myst_heading_anchors = 3
+myst_enable_extensions = ["dollarmath", "deflist"]
+
+html_theme = "alabaster"
+html_title = "Embeddings workbook"
+html_static_path = []
+html_show_sourcelink = False
+html_theme_options = {"show_relbars": True}
