@@ -51,9 +51,23 @@ def test_gaussian_kernel_mistakes_are_named(wrong, key):
         checks.check_gaussian_kernel(wrong, X, Y, SIGMA)
 
 
-def test_an_unmodelled_gaussian_kernel_mistake_shows_the_values():
-    with pytest.raises(AssertionError, match="expected"):
+def test_an_unmodelled_gaussian_kernel_mistake_names_the_entries_not_the_values():
+    with pytest.raises(AssertionError, match="are off") as failure:
         checks.check_gaussian_kernel(rbf_kernel(X, Y, gamma=3.0), X, Y, SIGMA)
+    assert "expected" not in str(failure.value)
+
+
+def test_no_check_of_a_formula_prints_the_expected_values():
+    """An unnamed mistake of every formula exercise: the message says which entries are off."""
+    wrong_answers = [
+        lambda: checks.check_fourier_features(features() * 1.1, X, W, B),
+        lambda: checks.check_error_slope(-0.3, RS, ERRORS),
+        lambda: checks.check_positive_features(np.exp(X @ W) * 0.77, X, W),
+    ]
+    for answer in wrong_answers:
+        with pytest.raises(AssertionError, match="are off") as failure:
+            answer()
+        assert "expected" not in str(failure.value)
 
 
 # -- random Fourier features ----------------------------------------------------------------

@@ -2,6 +2,9 @@
 the log–log slope of the error, the frequencies of the Laplacian kernel, the variance of
 the [cos, sin] features, and positive random features for exp(xᵀy).
 
+Every answer is a formula or a derivation, so a failure never prints the expected values
+(``reveal=False``): it names the mistake when it recognises one, else the entries that are off.
+
 The references are the formulas written out in float64 NumPy, independently of
 ``course_utils.random_features`` and of scikit-learn's kernels. Random answers (the
 Laplacian kernel's frequencies) are checked statistically: their empirical characteristic
@@ -133,7 +136,7 @@ def check_gaussian_kernel(actual, x, y, sigma: float, name="gaussian_kernel", at
     plus = torch.as_tensor(_gaussian(x, y, sigma, sign=1.0))
     if got.shape == plus.shape and torch.allclose(got, plus, rtol=1e-4, atol=atol):
         raise AssertionError(f"{name} is not right: {RF_MISTAKES['no_minus']}.")
-    check_close(got, _gaussian(x, y, sigma), name, atol=atol, mistakes=mistakes)
+    check_close(got, _gaussian(x, y, sigma), name, atol=atol, mistakes=mistakes, reveal=False)
 
 
 def _fourier(x, w, b, scale=None, offset=True, function=np.cos):
@@ -154,7 +157,7 @@ def check_fourier_features(actual, x, w, b, name="fourier_features", atol=1e-4) 
         RF_MISTAKES["no_offset"]: _fourier(x, w, b, offset=False),
         RF_MISTAKES["sine"]: _fourier(x, w, b, function=np.sin),
     }
-    check_close(actual, _fourier(x, w, b), name, atol=atol, mistakes=mistakes)
+    check_close(actual, _fourier(x, w, b), name, atol=atol, mistakes=mistakes, reveal=False)
 
 
 def _slope(x, y) -> float:
@@ -184,7 +187,7 @@ def check_error_slope(actual, rs, errors, name="error_slope", atol=1e-6) -> None
     }
     expected = _slope(log_r, log_e)
     mistakes = {m: v for m, v in mistakes.items() if abs(v - expected) > 10 * atol}
-    check_close(got.reshape(()), expected, name, atol=atol, mistakes=mistakes)
+    check_close(got.reshape(()), expected, name, atol=atol, mistakes=mistakes, reveal=False)
 
 
 def _positive(x, w, shift=0.5, power=2, root=0.5):
@@ -217,7 +220,7 @@ def check_positive_features(actual, x, w, name="positive_features", atol=1e-4) -
     }
     size = float(np.abs(expected).max())  # compare relative to the largest feature
     check_close(got / size, expected / size, name, atol=atol,
-                mistakes={m: v / size for m, v in mistakes.items()})
+                mistakes={m: v / size for m, v in mistakes.items()}, reveal=False)
 
 
 def check_softmax_kernel_estimate(phi_x, phi_y, x, y, name="Φ_X Φ_Yᵀ", sigmas=6.0) -> None:

@@ -24,9 +24,12 @@ def fourier_features(X, W, b):
 
 def slope_with(x="np.log(np.asarray(Rs, dtype=float))",
                y="np.log(np.asarray(errors, dtype=float))"):
+    """An error_slope answer: the least-squares slope of ``y`` against ``x``, by hand."""
     return f"""
 def error_slope(Rs, errors):
-    return np.polyfit({x}, {y}, 1)[0]
+    x, y = {x}, {y}
+    x_centred = x - x.mean()
+    return (x_centred * (y - y.mean())).sum() / (x_centred**2).sum()
 """
 
 
@@ -106,7 +109,8 @@ WRONG = {
     "scales_and_axes": {
         "gaussian_kernel": kernel_with("-squared / sigma**2"),  # no ½
         "fourier_features": features_with("2 / R * np.cos(X @ W + b)"),
-        "error_slope": slope_with(x="np.log(errors)", y="np.log(Rs)"),  # axes swapped
+        "error_slope": slope_with(x="np.log(np.asarray(errors, dtype=float))",  # axes swapped
+                                  y="np.log(np.asarray(Rs, dtype=float))"),
         "laplacian_frequencies": frequencies_with("rng.laplace(scale=gamma, size=(D, R))"),
         "cos_sin_variance": variance_with("(1 + k**4 / 2 - k**2) / R"),  # offset features
         "positive_features": positive_with(scale="W.shape[1]"),  # / R
@@ -168,10 +172,10 @@ def fourier_features(X, W, b):
     return (2 / w.shape[1]) ** 0.5 * torch.cos(torch.addmm(b.expand(len(x), -1), x, w))
 """
 
-LSTSQ_SLOPE = """
+NORMAL_EQUATIONS_SLOPE = """
 def error_slope(Rs, errors):
     A = np.stack([np.log(Rs), np.ones(len(Rs))], axis=1)
-    coefficients = np.linalg.lstsq(A, np.log(errors), rcond=None)[0]
+    coefficients = np.linalg.solve(A.T @ A, A.T @ np.log(errors))   # the normal equations
     return coefficients[:1]                              # a one-element array
 """
 
@@ -222,10 +226,10 @@ CORRECT = {
         "cos_sin_variance": LOOP_VARIANCE,
         "positive_features": TORCH_POSITIVE,
     },
-    "expanded_float32_lstsq": {
+    "expanded_float32_normal_equations": {
         "gaussian_kernel": EXPANDED_KERNEL,
         "fourier_features": TORCH_FEATURES,
-        "error_slope": LSTSQ_SLOPE,
+        "error_slope": NORMAL_EQUATIONS_SLOPE,
         "laplacian_frequencies": SCIPY_FREQUENCIES,
         "cos_sin_variance": TORCH_VARIANCE,
         "positive_features": LOOP_POSITIVE,
@@ -253,7 +257,9 @@ def fourier_features(X, W, b):
     "error_slope": """
 def error_slope(Rs, errors):
     log_r, log_e = np.log(np.asarray(Rs, dtype=float)), np.log(np.asarray(errors, dtype=float))
-    slope = np.polyfit(log_r, log_e, 1)[0]
+    log_r -= log_r.mean()            # centred in place
+    log_e -= log_e.mean()
+    slope = (log_r * log_e).sum() / (log_r * log_r).sum()
     Rs[0] = Rs[-1]                   # the inputs are used up
     return slope
 """,
@@ -314,6 +320,33 @@ def cos_sin_variance(k, R):
 """, zero=True),
     },
 }
+
+# NumPy's fitting routines, which the exercise's allowance refuses (deriving the slope is the
+# exercise): a polynomial fit of degree 1, least squares, and the Polynomial class
+CHEAT.update({
+    "numpy_fits_the_line": {
+        "error_slope": Cheat("""
+def error_slope(Rs, errors):
+    return np.polyfit(np.log(Rs), np.log(errors), 1)[0]
+""", zero=True),
+    },
+    "numpy_least_squares": {
+        "error_slope": Cheat("""
+def error_slope(Rs, errors):
+    A = np.stack([np.log(Rs), np.ones(len(Rs))], axis=1)
+    return np.linalg.lstsq(A, np.log(errors), rcond=None)[0][:1]
+""", zero=True),
+    },
+    "numpy_polynomial_class": {
+        "error_slope": Cheat("""
+from numpy.polynomial import Polynomial
+
+
+def error_slope(Rs, errors):
+    return Polynomial.fit(np.log(Rs), np.log(errors), 1).convert().coef[1]
+""", zero=True),
+    },
+})
 
 # --- cheats through doors the twin list does not watch (each family: another process,
 # another library, a fresh copy, the check's reference replaced, a failure silenced) ---------

@@ -131,6 +131,7 @@ READING_A_TOKENIZER = tuple(
         "eot_token", "is_special_token", "decode_single_token_bytes", "token_bytes",
         "decode_bytes", "decode", "decode_with_offsets", "__repr__"))
 BYTE_LEVEL = Allowance(
+    says=DEFAULT.says + ", the regex module, and reading a tokenizer's ranks",
     modules=DEFAULT.modules + ("regex", "course_utils.validation") + READING_A_TOKENIZER,
     c_modules=DEFAULT.c_modules + ("regex", "_regex"))
 
@@ -139,6 +140,13 @@ ALLOWANCES: dict[str, Allowance] = {
     "sgd_step": NO_AUTOGRAD,
     # 08's Gaussian kernel may take the distances from torch.cdist (the kernel is the exercise)
     "gaussian_kernel": Allowance(torch_ops=ELEMENTARY | {"cdist"}),
+    # 08's slope is derived (the least-squares line by hand): NumPy's fitting routines, which
+    # return it in one call, are refused
+    "error_slope": Allowance(
+        says=DEFAULT.says + ", but not NumPy's fitting routines (np.polyfit, np.linalg.lstsq, "
+                            "np.polynomial)",
+        never=DEFAULT.never + ("numpy.lib._polynomial_impl", "numpy.polynomial",
+                               "numpy.linalg._linalg.lstsq")),
     # 08's Laplacian frequencies may be drawn by any Cauchy sampler, SciPy's too: finding
     # that they are Cauchy is the exercise
     "laplacian_frequencies": Allowance(
