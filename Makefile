@@ -8,7 +8,8 @@ include tools/student_edition/Makefile
 DEV    := $(VENV)/.installed-dev
 
 .PHONY: formgrader test test-grading collect release autograde feedback grades report bench clean \
-	npm slides slide-metadata present publish hub test-hub test-browser similarity student-ids student-edition
+	npm slides slide-metadata present publish hub test-hub test-browser similarity student-ids student-edition \
+	docs
 
 # The TAs' tools (grading/grader, not part of the students' package), and bubblewrap,
 # the sandbox of the grading kernels (installed when missing and we may: as root).
@@ -64,6 +65,12 @@ present: $(LIVE)
 test: $(DEV) npm
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# The documentation site (docs/, Sphinx with MyST from the `dev` extra), offline, into
+# docs/_build/html: warnings are errors and every cross-reference must resolve (-n).
+# tests/test_docs.py builds it too, in make test, and follows every internal link.
+docs: $(DEV)
+	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 
 # The class round trip (tests/test_grading.py): every grading case of every notebook handed in
 # and graded as a TA grades, through nbgrader and the sandboxed worker (about 15 minutes on

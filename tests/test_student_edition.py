@@ -143,6 +143,16 @@ def test_the_edition_is_one_commit_of_what_students_receive(edition):
     assert released and set(released) <= set(edition_files(edition))
 
 
+def test_the_edition_carries_the_licences_of_the_code_and_the_notebooks(edition):
+    """Students receive the notebooks' text under CC BY-SA 4.0 and the code under MIT, so
+    the edition must carry both licences as the repository has them."""
+    for name, first_line in (("LICENSE", "MIT License"),
+                             ("LICENSE-CC-BY-SA-4.0", "Attribution-ShareAlike 4.0 International")):
+        text = (edition / name).read_text()
+        assert text.splitlines()[0] == first_line, name
+        assert text == (REPO / name).read_text(), f"{name} differs from the repository's"
+
+
 def test_the_editions_pyproject_installs_course_utils_and_names_no_instructors_folder(edition):
     text = (edition / "pyproject.toml").read_text()
     assert "optional-dependencies" not in text and "[tool.pytest" not in text

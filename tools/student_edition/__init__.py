@@ -3,8 +3,9 @@
 This repository is the instructors' (solutions, hidden tests, grading cases, the TAs'
 tools) and stays private. Students get a repository of their own, built from it by
 `make student-edition DEST=<folder>` (`python -m tools.student_edition DEST`): the release
-(`notebooks/`), the package `course_utils`, the environment files, and their own README
-and Makefile (this folder's `README.md` and `Makefile`), in one commit.
+(`notebooks/`), the package `course_utils`, the environment files, the licences (`LICENSE`
+for the code, `LICENSE-CC-BY-SA-4.0` for the notebooks' text: docs/licences.md), and their
+own README and Makefile (this folder's `README.md` and `Makefile`), in one commit.
 
 `EDITION` names the edition's top-level entries. Of them, `COPIED` come unchanged from this
 repository, and are what the course server shows a student's server of it (the
@@ -24,7 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
-COPIED = ("notebooks", "course_utils", "environment.yml")
+LICENCES = ("LICENSE", "LICENSE-CC-BY-SA-4.0")
+COPIED = ("notebooks", "course_utils", "environment.yml", *LICENCES)
 STUDENTS_OWN = ("README.md", "Makefile", ".gitignore")
 EDITION = (*COPIED, "pyproject.toml", *STUDENTS_OWN)
 
