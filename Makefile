@@ -120,7 +120,7 @@ report: $(TA)
 similarity: $(TA)
 	$(GRADER) similarity $(ASSIGNMENTS)
 
-# The id each student of grading/roster.csv sets before starting (grader.intake.student_ids): for an
+# The id each student of grading/roster.csv sets before starting (grader.outputs.student_ids): for an
 # LMS course, the folder `make collect ZIP=...` will file them under; writes student_ids.csv.
 student-ids: $(TA)
 	$(GRADER) student-ids

@@ -118,10 +118,10 @@ def report(args, course: Course) -> int:
 
 
 def student_ids(args, course: Course) -> int:
-    """The id each roster student sets (grader.intake.student_ids), printed and written to
+    """The id each roster student sets (grader.outputs.student_ids), printed and written to
     student_ids.csv."""
-    from grader.intake.student_ids import write_student_ids
     from grader.outputs.lms_grades import LmsError
+    from grader.outputs.student_ids import write_student_ids
 
     try:
         path, rows = write_student_ids(course)

@@ -9,6 +9,10 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 CONFIG_FILE = "nbgrader_config.py"
+# What nbgrader's submit writes beside a submitted notebook: its time (read by nbgrader's
+# autograde and feedback too), and last the secret that names its feedback page in the exchange.
+TIMESTAMP = "timestamp.txt"
+SECRET = "submission_secret.txt"
 # grading/: the folder of nbgrader_config.py, the course root every command defaults to.
 COURSE_ROOT = Path(__file__).resolve().parents[1]
 

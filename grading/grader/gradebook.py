@@ -21,8 +21,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.exc import SAWarning
 
-from grader.course import Course
-from grader.intake.submissions import SECRET, TIMESTAMP
+from grader.course import SECRET, TIMESTAMP, Course
 from grader.running import nbgrader_steps
 from grader.running.worker import Result
 

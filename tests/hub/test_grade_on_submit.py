@@ -22,8 +22,8 @@ import nbformat
 import pytest
 from nbgrader.utils import notebook_hash
 
-from grader.course import Course
-from grader.intake import exchange, submissions
+from grader.course import SECRET, Course
+from grader.intake import exchange
 from grader.on_submit.service import load_released
 from grader.scoring.autograde import Summary, autograde
 from tests.conftest import REPO
@@ -120,7 +120,7 @@ def others_feedback(term: OnSubmitTerm, name: str) -> list[int]:
 
 def released_page(course: Course, submission: Path) -> Path:
     """Where nbgrader's Fetch Feedback looks for the page of ``submission``."""
-    name = notebook_hash(secret=(submission / submissions.SECRET).read_text(),
+    name = notebook_hash(secret=(submission / SECRET).read_text(),
                          notebook_id=ASSIGNMENT)
     return exchange.course_folder(course) / "feedback" / f"{name}.html"
 

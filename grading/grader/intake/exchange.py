@@ -22,8 +22,8 @@ from nbgrader.exchange.default import Exchange
 from nbgrader.utils import parse_utc
 
 from grader import gradebook
-from grader.course import Course
-from grader.intake.submissions import SECRET, seconds_late, submitted_at
+from grader.course import SECRET, Course
+from grader.intake.submissions import seconds_late, submitted_at
 from grader.running import nbgrader_steps
 
 EVERYONE_WRITES = 0o777  # what nbgrader itself gives the exchange root it creates

@@ -24,11 +24,7 @@ import nbformat
 from nbgrader.utils import parse_utc
 
 from grader import state
-from grader.course import Course
-
-TIMESTAMP = "timestamp.txt"  # nbgrader's name, read by its own autograde and feedback too
-# What nbgrader's submit writes beside a notebook, last; release_feedback names the page after it.
-SECRET = "submission_secret.txt"
+from grader.course import TIMESTAMP, Course
 
 
 @dataclass

@@ -43,7 +43,7 @@ from nbgrader.api import Gradebook
 from nbgrader.utils import parse_utc
 
 from grader import gradebook, state
-from grader.course import Course
+from grader.course import SECRET, Course
 from grader.intake import exchange, submissions
 from grader.on_submit.pages import (
     cell_results,
@@ -94,7 +94,7 @@ def latest_submissions(course: Course) -> dict[tuple[str, str], str]:
     latest: dict[tuple[str, str], tuple[datetime, str]] = {}
     for folder in inbound.glob("*+*+*") if inbound.is_dir() else []:
         student, assignment, timestamp = folder.name.rsplit("+", 3)[:3]
-        secret = folder / submissions.SECRET
+        secret = folder / SECRET
         if assignment not in assignments or not secret.is_file() or not secret.stat().st_size:
             continue
         try:
@@ -202,7 +202,7 @@ class Service:
         folder = self.course.folder("submitted", student, assignment)
         expected = parse_utc(submission.rsplit("+", 3)[2])
         if submissions.submitted_at(self.course, student, assignment) != expected or \
-                not (folder / submissions.SECRET).is_file():
+                not (folder / SECRET).is_file():
             shutil.rmtree(folder, ignore_errors=True)
             raise Later  # the newer submission has its turn once complete
 

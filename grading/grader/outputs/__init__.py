@@ -5,5 +5,6 @@ penalty, and the class report.
     worked_answers  cells tagged worked-answer: out of the release, into the full feedback
     lms_grades      the gradebook import files of Canvas and Moodle
     late_penalty    "10%/day, max 50%"
+    student_ids     the id each roster student sets, told in advance (lms_zip's own rule)
     report/         report.html, the class at a glance
 """

@@ -18,8 +18,8 @@ from nbgrader.api import Gradebook
 from nbgrader.utils import notebook_hash
 
 from grader import state
-from grader.course import Course
-from grader.intake import exchange, submissions
+from grader.course import SECRET, Course
+from grader.intake import exchange
 from grader.on_submit import __main__ as on_submit
 from grader.on_submit.pages import (
     cell_results,
@@ -169,7 +169,7 @@ def inbound(course: Course, name: str, complete: bool = True):
     (folder / f"{ASSIGNMENT}.ipynb").write_text("{}")
     (folder / "timestamp.txt").write_text(name.split("+")[2])
     if complete:
-        (folder / submissions.SECRET).write_text("5e" * 64)
+        (folder / SECRET).write_text("5e" * 64)
     return folder
 
 
@@ -340,7 +340,7 @@ def submit(course: Course, student: str, answers: dict[str, str]) -> str:
     folder = inbound(course, f"{student}+{ASSIGNMENT}+{stamp}", complete=False)
     nbformat.write(answered(course, answers), folder / f"{ASSIGNMENT}.ipynb")
     secret = f"{student}-secret".ljust(128, "0")
-    (folder / submissions.SECRET).write_text(secret)
+    (folder / SECRET).write_text(secret)
     return secret
 
 

@@ -2,7 +2,7 @@
 
 from grader.__main__ import main
 from grader.intake.lms_zip import collect_zip, name_slug
-from grader.intake.student_ids import ids_to_set
+from grader.outputs.student_ids import ids_to_set
 from tests.grader.intake.test_lms_zip import ALPHA, filed_files, make_zip, notebook, tmp_course  # noqa: F401
 
 # student_id, the name as Canvas writes it (its sortable name), Canvas's user id
