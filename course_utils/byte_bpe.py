@@ -116,16 +116,36 @@ def _byte_pair_merge(piece: bytes, ranks: Mapping[bytes, int]) -> list[bytes]:
     :func:`_byte_pair_merge_fast` gives the same tokens in O(n log n).
     """
     parts = list(map(SINGLE_BYTES.__getitem__, piece))
-    while len(parts) > 1:
-        best_rank, best_at = None, 0
-        for i in range(len(parts) - 1):
-            rank = ranks.get(parts[i] + parts[i + 1])
-            if rank is not None and (best_rank is None or rank < best_rank):
-                best_rank, best_at = rank, i
-        if best_rank is None:
-            break
-        parts[best_at : best_at + 2] = [parts[best_at] + parts[best_at + 1]]
+    while (lowest := _lowest_pair(parts, ranks)) is not None:
+        _, at = lowest
+        parts[at : at + 2] = [parts[at] + parts[at + 1]]
     return parts
+
+
+def _lowest_pair(parts: list[bytes], ranks: Mapping[bytes, int]) -> tuple[int, int] | None:
+    """(rank, position) of the adjacent pair of ``parts`` whose concatenation has the lowest
+    rank (the leftmost among equals), or None when no adjacent pair is in ``ranks``."""
+    best = None
+    for i in range(len(parts) - 1):
+        rank = ranks.get(parts[i] + parts[i + 1])
+        if rank is not None and (best is None or rank < best[0]):
+            best = (rank, i)
+    return best
+
+
+def merge_steps(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple]:
+    """Every step of encoding one chunk, for a figure: a list of (the tokens, where the step's
+    merge put its new token, the rank it merged), from the single bytes (None, None) to the
+    tokens :func:`_byte_pair_merge` returns. The ranks only grow from step to step."""
+    if not isinstance(piece, bytes):
+        raise TypeError(f"piece: expected bytes (a chunk's UTF-8), got {type(piece).__name__}")
+    parts = list(map(SINGLE_BYTES.__getitem__, piece))
+    steps = [(parts, None, None)]
+    while (lowest := _lowest_pair(parts, ranks)) is not None:
+        rank, at = lowest
+        parts = parts[:at] + [parts[at] + parts[at + 1]] + parts[at + 2 :]
+        steps.append((parts, at, rank))
+    return steps
 
 
 _MERGED = -1  # after[i] of a part that was merged into the part before it

@@ -107,6 +107,28 @@ def test_the_fast_merge_on_tiny_cases():
     assert merge(b"xyz", tiny) == [b"x", b"y", b"z"]
 
 
+
+@EXAMPLES
+@given(ranks_and_piece())
+def test_merge_steps_replay_the_fast_merge_one_lowest_rank_pair_at_a_time(case):
+    ranks, piece = case
+    steps = byte_bpe.merge_steps(piece, ranks)
+    assert steps[0] == ([bytes([b]) for b in piece], None, None)
+    assert steps[-1][0] == byte_bpe._byte_pair_merge_fast(piece, ranks)
+    for (before, _, _), (after, at, rank) in zip(steps, steps[1:], strict=False):
+        assert after == before[:at] + [before[at] + before[at + 1]] + before[at + 2 :]
+        pair_ranks = [ranks.get(a + b) for a, b in zip(before, before[1:], strict=False)]
+        assert rank == ranks[after[at]] == min(r for r in pair_ranks if r is not None)
+        assert pair_ranks.index(rank) == at  # the leftmost of equal ranks
+
+
+def test_merge_steps_of_a_word_with_gpt4s_ranks_end_in_tiktokens_tokens(gpt4, reference):
+    steps = byte_bpe.merge_steps(b" tokenization", gpt4.ranks)
+    assert steps[-1][0] == reference.decode_tokens_bytes(reference.encode_ordinary(" tokenization"))
+    assert [rank for _, _, rank in steps[1:]] == sorted(rank for _, _, rank in steps[1:])
+    with pytest.raises(TypeError, match="expected bytes"):
+        byte_bpe.merge_steps(" tokenization", gpt4.ranks)
+
 # -- every method against tiktoken on random text -------------------------------------------
 
 

@@ -123,8 +123,8 @@ def check_bpe_vocabulary(actual, corpus: dict, k: int, name: str = "learn_vocabu
         _fail(
             name,
             "among equally frequent pairs take the one that occurs FIRST in C, not the "
-            "alphabetically smallest (library_count_pairs lists pairs in order of first "
-            "occurrence, and max(pairs, key=pairs.get) returns the first of equal maxima)",
+            "alphabetically smallest: look at how your code chooses among tied pairs, and "
+            "at the order in which your pair counts list them (section 2's tie-break rule)",
         )
     if actual == _vocabulary_with_ties(corpus, k, lambda tied: tied[-1]):
         _fail(
@@ -254,8 +254,8 @@ def check_encoding(actual, text: str, ranks, special_tokens, expected, name="enc
     if actual == whole:
         _fail(
             name,
-            "merges must stay inside the chunks of the pre-tokenizer: cut each piece of text "
-            "with regex.findall(CL100K_PATTERN, piece) and merge every chunk on its own",
+            "merges must stay inside the chunks of the pre-tokenizer: cut each stretch of "
+            "text into chunks with GPT-4's pattern (stage 2) and merge every chunk on its own",
         )
     if actual == _model_encode(text, ranks, special_tokens, merge=_leftmost_first):
         _fail(

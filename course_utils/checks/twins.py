@@ -85,6 +85,8 @@ TWINS: dict[str, tuple[str, ...]] = {
     "merge_chunk": (
         "course_utils.byte_bpe._byte_pair_merge",
         "course_utils.byte_bpe._byte_pair_merge_fast",
+        "course_utils.byte_bpe._lowest_pair",
+        "course_utils.byte_bpe.merge_steps",
         "course_utils.byte_bpe.BytePairTokenizer.encode",
         "course_utils.byte_bpe.BytePairTokenizer.encode_ordinary",
         "course_utils.byte_bpe.BytePairTokenizer._encode_chunk",
@@ -105,6 +107,8 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.byte_bpe.pre_tokenize",
         "course_utils.pre_tokenizer.*",
         "course_utils.byte_bpe._byte_pair_merge",
+        "course_utils.byte_bpe._lowest_pair",
+        "course_utils.byte_bpe.merge_steps",
         "course_utils.checks.bpe._model_encode",
         "tiktoken.Encoding.encode",
         "tiktoken.Encoding.encode_ordinary",

@@ -519,6 +519,31 @@ def merge_chunk(piece, ranks):
     return mine.decode_tokens_bytes(mine.encode_ordinary_batch([piece.decode("utf-8")])[0])
 """, zero=True),
     },
+    # the trace that draws the figure after exercise 6, asked for its last step
+    "the_figures_trace": {
+        "merge_chunk": Cheat("""
+from course_utils.byte_bpe import merge_steps
+
+
+def merge_chunk(piece, ranks):
+    return merge_steps(piece, ranks)[-1][0]
+""", zero=True),
+        "encode": Cheat("""
+from course_utils import byte_bpe
+
+
+def encode(text, ranks, special_tokens):
+    pattern = "(" + "|".join(regex.escape(s) for s in special_tokens) + ")"
+    ids = []
+    for n, part in enumerate(regex.split(pattern, text) if special_tokens else [text]):
+        if n % 2:
+            ids.append(special_tokens[part])
+            continue
+        for chunk in regex.findall(CL100K_PATTERN, part):
+            ids += [ranks[token] for token in byte_bpe.merge_steps(chunk.encode(), ranks)[-1][0]]
+    return ids
+""", zero=True),
+    },
     # course_utils.bpe's merge_pair and merge_word pasted: names changed, comments of its
     # own, the helper after its caller. Full marks; the cell is flagged with its source.
     "pasted_from_course_utils": {
