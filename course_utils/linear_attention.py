@@ -52,6 +52,13 @@ The lectures call this far field "rank r": r counts the feature maps. Each map h
 on every coordinate, φ_l: R^D → R^D, so φ_l(Q) φ_l(K)ᵀ has rank at most D and the far
 field at most r·D.
 
+**Well-separation**, the condition of the fast multipole method's argument: sources y_j are
+well separated from targets x_i when ‖y_j − y*‖ ≤ δ ‖x_i − y*‖ for all pairs, with y* the
+sources' centre and δ < 1; then a block g(‖x_i − y_j‖) of a smooth kernel is numerically
+low-rank. ``well_separation`` returns the smallest such δ. For attention the distance is the
+one between queries and keys in feature space (exp(qᵀk/√D) is a Gaussian of ‖q − k‖ times
+a row and a column factor), not the distance |i − j| of their positions.
+
 Shapes: q and k are (..., N, D), v is (..., N, D_v); leading batch and head axes
 broadcast as in ``torch.matmul``. Everything runs on the device of its inputs.
 """
@@ -238,6 +245,29 @@ def recurrent_linear_attention(
         denominator = (phi_q[..., i, :] * z).sum(dim=-1, keepdim=True)  # φ(q_i)ᵀ z_i
         outputs.append(numerator / denominator)
     return torch.stack(outputs, dim=-2)
+
+
+# -- the fast multipole method's condition ---------------------------------------------------
+
+
+def well_separation(targets: torch.Tensor, sources: torch.Tensor) -> float:
+    """The smallest δ with ‖y_j − y*‖ ≤ δ ‖x_i − y*‖ for every target x_i and source y_j.
+
+    ``targets`` (m, D) and ``sources`` (n, D) hold the points in their rows; y* is the mean
+    of the sources. So δ = max_j ‖y_j − y*‖ / min_i ‖x_i − y*‖: the sources' radius over
+    the nearest target's distance. The sources are well separated from the targets when
+    δ < 1 (a target at the centre gives ∞).
+    """
+    float_tensor("targets", targets, min_dim=2)
+    float_tensor("sources", sources, min_dim=2)
+    if targets.dim() != 2 or sources.dim() != 2 or targets.shape[1] != sources.shape[1]:
+        raise ValueError(f"targets (m, D) and sources (n, D) need two axes and one D; got targets "
+                         f"{tuple(targets.shape)} and sources {tuple(sources.shape)}")
+    same_device(targets=targets, sources=sources)
+    centre = sources.mean(dim=0)
+    radius = torch.linalg.vector_norm(sources - centre, dim=-1).max()
+    nearest = torch.linalg.vector_norm(targets - centre, dim=-1).min()
+    return (radius / nearest).item()
 
 
 # -- banded (near-field) attention -----------------------------------------------------------

@@ -147,48 +147,67 @@ def test_a_transposed_square_state_is_named():
         checks.check_recurrent_step((wrong, right[1], right[2]), s0, Z0, Q_I, K_I, v_i, phi)
 
 
-# -- the band mask -----------------------------------------------------------------------------
+# -- the separation of a block of keys from a block of queries -----------------------------------
 
 
-def band(n, w, causal, width=None, diagonal=True):
-    m = torch.tensor([[abs(i - j) <= (w if width is None else width)
-                       and (not causal or (j <= i if diagonal else j < i))
-                       for j in range(n)] for i in range(n)])
-    return m
+def mean_point(points):
+    return [sum(column) / len(points) for column in zip(*points, strict=True)]
 
 
-@pytest.mark.parametrize("n, w, causal", [(6, 2, False), (6, 2, True), (5, 0, False), (4, 9, True)])
-def test_a_right_band_passes_as_bool_int_numpy(n, w, causal):
-    right = band(n, w, causal)
-    checks.check_band_mask(right, n, w, causal)
-    checks.check_band_mask(right.int(), n, w, causal)
-    checks.check_band_mask(right.numpy(), n, w, causal)
-    checks.check_band_mask(right.tolist(), n, w, causal)
+def delta_by_pairs(queries, keys, centre=None):
+    """The definition, pair by pair in plain Python: the least δ that every pair allows."""
+    centre = mean_point(keys) if centre is None else centre
+    return max(math.dist(k, centre) / math.dist(q, centre) for q in queries for k in keys)
 
 
-def test_band_mistakes_are_named():
-    n, w = 7, 2
-    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+BLOCK_Q = torch.randn(6, 3, generator=G, dtype=torch.float64)
+BLOCK_K = torch.randn(5, 3, generator=G, dtype=torch.float64) * 0.5 + 2
+
+
+def test_a_right_separation_passes_as_float_tensor_array_and_float32():
+    right = delta_by_pairs(BLOCK_Q.tolist(), BLOCK_K.tolist())
+    checks.check_separation(right, BLOCK_Q, BLOCK_K)
+    checks.check_separation(torch.tensor([right]), BLOCK_Q, BLOCK_K)
+    checks.check_separation(torch.tensor(right).numpy(), BLOCK_Q, BLOCK_K)
+    q32, k32 = BLOCK_Q.float(), BLOCK_K.float()
+    centre = k32.mean(0)
+    checks.check_separation((k32 - centre).norm(dim=-1).max() / (q32 - centre).norm(dim=-1).min(),
+                            q32, k32)
+
+
+def test_the_line_of_section_5_is_separated_by_a_fifth():
+    line = torch.linspace(0, 1, 11, dtype=torch.float64)[:, None]
+    checks.check_separation(0.2, line, line + 3)
+    with raises("separation_inverted"):
+        checks.check_separation(5.0, line, line + 3)
+
+
+def test_separation_mistakes_are_named():
+    q, k = BLOCK_Q.tolist(), BLOCK_K.tolist()
+    key_centre = mean_point(k)
+
+    def distance(x):
+        return math.dist(x, key_centre)
+
     cases = [
-        (~band(n, w, False), False, "band_inverted"),
-        (band(n, w, False, width=w - 1), False, "band_strict"),
-        (band(n, w, True, width=w - 1), True, "band_strict"),
-        (band(n, w, False, width=w + 1), False, "band_width_doubled"),
-        (i - j <= w, False, "band_no_abs"),
-        (band(n, w, True), False, "band_unwanted_causal"),
-        (band(n, w, False), True, "band_no_causal"),
-        (band(n, w, True, diagonal=False), True, "band_diagonal"),
-        (band(n, w, False) & (i != j), False, "band_diagonal"),
-        (band(n, w, False) & (j >= i), True, "band_future"),
+        (delta_by_pairs(q, k, centre=mean_point(q)), "separation_centre"),
+        (1 / delta_by_pairs(q, k), "separation_inverted"),
+        (sum(map(distance, k)) / len(k) / (sum(map(distance, q)) / len(q)), "separation_means"),
+        (max(map(distance, k)) / max(map(distance, q)), "separation_farthest_query"),
+        (delta_by_pairs(q, k) ** 2, "separation_squared"),
     ]
-    for wrong, causal, key in cases:
+    for wrong, key in cases:
         with raises(key):
-            checks.check_band_mask(wrong, n, w, causal)
+            checks.check_separation(wrong, BLOCK_Q, BLOCK_K)
 
 
-def test_a_band_of_the_wrong_shape_is_told():
-    with pytest.raises(AssertionError, match="shape"):
-        checks.check_band_mask(band(5, 1, False), 6, 1, False)
+def test_an_unknown_separation_is_not_revealed_and_a_vector_is_told():
+    with pytest.raises(AssertionError) as failure:
+        checks.check_separation(delta_by_pairs(BLOCK_Q.tolist(), BLOCK_K.tolist()) + 0.1,
+                                BLOCK_Q, BLOCK_K)
+    assert "expected" not in str(failure.value)
+    with pytest.raises(AssertionError, match="one number"):
+        checks.check_separation([0.1, 0.2], BLOCK_Q, BLOCK_K)
 
 
 # -- causal linear attention -------------------------------------------------------------------

@@ -19,6 +19,7 @@ from course_utils.linear_attention import (
     negative_elu_feature_map,
     recurrent_linear_attention,
     tanh_feature_map,
+    well_separation,
 )
 
 DEVICE = get_device()
@@ -320,3 +321,33 @@ def test_bad_bandwidths_chunk_sizes_and_weights_are_refused():
         fmm_attention(q, k, v, 1, feature_maps=[])
     with pytest.raises(ValueError, match="w_far must be >= 0"):
         fmm_attention(q, k, v, 1, w_far=[0.5, -0.5], feature_maps=FMM_FEATURE_MAPS[:2])
+
+
+# -- well-separation ---------------------------------------------------------------------------
+
+
+def test_well_separation_of_the_line_of_notebook_07():
+    """Sources on [3, 4] (centre 3.5, radius 0.5), targets on [0, 1]: nearest at 2.5, δ = 0.2."""
+    targets = torch.linspace(0, 1, 200, dtype=torch.float64)[:, None]
+    assert well_separation(targets, targets + 3) == pytest.approx(0.2)
+    assert well_separation(targets + 3, targets) == pytest.approx(0.2)
+
+
+def test_well_separation_is_the_least_delta_every_pair_allows():
+    generator = torch.Generator().manual_seed(9)
+    targets = torch.randn(7, 3, generator=generator, dtype=torch.float64)
+    sources = torch.randn(4, 3, generator=generator, dtype=torch.float64) + 3
+    centre = [sum(column) / 4 for column in zip(*sources.tolist(), strict=True)]
+    by_pairs = max(math.dist(y, centre) / math.dist(x, centre)
+                   for x in targets.tolist() for y in sources.tolist())
+    assert well_separation(targets, sources) == pytest.approx(by_pairs)
+    assert well_separation(targets.float(), sources.float()) == pytest.approx(by_pairs, rel=1e-5)
+
+
+def test_well_separation_refuses_bad_shapes():
+    with pytest.raises(ValueError, match="one D"):
+        well_separation(torch.randn(3, 2), torch.randn(3, 4))
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        well_separation(torch.randn(3), torch.randn(3, 1))
+    with pytest.raises(TypeError, match="floating-point"):
+        well_separation(torch.ones(3, 2, dtype=torch.long), torch.randn(3, 2))

@@ -1,5 +1,5 @@
-"""Diagnostic checks for notebook 07: kernel attention, the recurrent step, the band mask and
-causal linear attention.
+"""Diagnostic checks for notebook 07: kernel attention, the recurrent step, causal linear
+attention and the separation of a block of keys from a block of queries.
 
 The references are the quadratic forms of the slides, written out in float64 with an
 explicit N × N matrix of similarities φ(q_i)ᵀφ(k_j) (masked where needed), independently
@@ -14,10 +14,10 @@ from .core import as_tensor, check_close
 
 __all__ = [
     "LINEAR_MISTAKES",
-    "check_band_mask",
     "check_causal_linear_attention",
     "check_kernel_attention",
     "check_recurrent_step",
+    "check_separation",
 ]
 
 LINEAR_MISTAKES = {
@@ -46,18 +46,16 @@ LINEAR_MISTAKES = {
     "state first, so that position i also attends to itself",
     "output_no_feature_map": "you multiplied the state by q_i itself: the output is "
     "φ(q_i)ᵀ S_i / φ(q_i)ᵀ z_i",
-    "band_inverted": "your mask is True where attention is BLOCKED; here True means query i "
-    "MAY attend to key j",
-    "band_strict": "you kept |i − j| < bandwidth; the band includes |i − j| = bandwidth "
-    "(bandwidth 0 keeps the diagonal)",
-    "band_no_abs": "you kept i − j ≤ bandwidth without the absolute value: the band has "
-    "bandwidth keys on EACH side, |i − j| ≤ bandwidth",
-    "band_no_causal": "with causal=True keep only the past of the band as well, j ≤ i",
-    "band_unwanted_causal": "you applied the causal condition j ≤ i although causal=False",
-    "band_diagonal": "you dropped the diagonal j = i: position i must see itself",
-    "band_future": "you kept the future j ≥ i instead of the past j ≤ i",
-    "band_width_doubled": "your band keeps bandwidth + 1 keys on each side (|i − j| ≤ "
-    "bandwidth + 1)",
+    "separation_centre": "you measured from the centre of the QUERIES: k* is the mean of the "
+    "keys (the sources), the point every query should see them gathered around",
+    "separation_inverted": "your ratio is upside down: δ compares the keys' spread around k* "
+    "with the queries' distance from k*, so well separated means small δ",
+    "separation_means": "you compared average distances: the inequality must hold for EVERY "
+    "pair, so look at the one pair that makes it hardest",
+    "separation_farthest_query": "you divided by the distance of the FARTHEST query: the "
+    "inequality must hold for the nearest query too, the one that makes it hardest",
+    "separation_squared": "you compared squared distances: the definition compares the "
+    "distances themselves",
     "not_causal": "you summed over ALL keys: causal attention keeps j ≤ i only (running sums "
     "over the past)",
     "strictly_causal": "you left out j = i: position i must also see itself (the diagonal "
@@ -188,36 +186,35 @@ def check_recurrent_step(actual, s, z, q_i, k_i, v_i, feature_map, name="recurre
     check_close(out_got, out, f"{name}: output", atol=atol, mistakes=out_mistakes, reveal=False)
 
 
-def _band(n: int, bandwidth: int, causal: bool, width=None, diagonal=True) -> torch.Tensor:
-    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
-    keep = (i - j).abs() <= (bandwidth if width is None else width)
-    if causal:
-        keep &= j <= i if diagonal else j < i
-    return keep
+def _separation(queries, keys, centre=None, spread=torch.amax, nearest=torch.amin, power=1.0):
+    """max_j ‖k_j − k*‖ / min_i ‖q_i − k*‖ (k* the keys' mean), or a mistake's variant of it."""
+    centre = keys.mean(dim=0) if centre is None else centre
+    radius = ((keys - centre) ** 2).sum(dim=-1) ** (power / 2)
+    distance = ((queries - centre) ** 2).sum(dim=-1) ** (power / 2)
+    return spread(radius) / nearest(distance)
 
 
-def check_band_mask(actual, n: int, bandwidth: int, causal: bool, name="band_mask") -> None:
-    """Fail unless ``actual`` is the (n, n) mask, True where query i may attend to key j:
-    |i − j| ≤ bandwidth, and j ≤ i as well when ``causal``. Booleans or 0/1 numbers."""
-    expected = _band(n, bandwidth, causal)
-    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+def check_separation(actual, queries, keys, name="separation", rtol=1e-5) -> None:
+    """Fail unless ``actual`` is the smallest δ with ‖k_j − k*‖ ≤ δ ‖q_i − k*‖ for every
+    query i and key j, k* the mean of the keys. One number: a float or a 0-d (or 1-entry)
+    tensor or array, within a relative tolerance ``rtol`` (float32 answers pass)."""
+    queries, keys = _float64((queries, "queries"), (keys, "keys"))
+    got = as_tensor(actual, name)
+    if got.numel() != 1:
+        raise AssertionError(f"{name} should be one number; got shape {tuple(got.shape)}")
     mistakes = {
-        LINEAR_MISTAKES["band_inverted"]: ~expected,
-        LINEAR_MISTAKES["band_width_doubled"]: _band(n, bandwidth, causal, width=bandwidth + 1),
+        LINEAR_MISTAKES["separation_centre"]:
+            _separation(queries, keys, centre=queries.mean(dim=0)),
+        LINEAR_MISTAKES["separation_inverted"]: 1 / _separation(queries, keys),
+        LINEAR_MISTAKES["separation_means"]: _separation(queries, keys, spread=torch.mean,
+                                                                nearest=torch.mean),
+        LINEAR_MISTAKES["separation_farthest_query"]:
+            _separation(queries, keys, nearest=torch.amax),
+        LINEAR_MISTAKES["separation_squared"]: _separation(queries, keys, power=2.0),
     }
-    if bandwidth > 0:
-        mistakes[LINEAR_MISTAKES["band_strict"]] = _band(n, bandwidth, causal, width=bandwidth - 1)
-    if causal:
-        mistakes[LINEAR_MISTAKES["band_no_causal"]] = _band(n, bandwidth, False)
-        mistakes[LINEAR_MISTAKES["band_diagonal"]] = _band(n, bandwidth, True, diagonal=False)
-        mistakes[LINEAR_MISTAKES["band_future"]] = _band(n, bandwidth, False) & (j >= i)
-    else:
-        mistakes[LINEAR_MISTAKES["band_unwanted_causal"]] = _band(n, bandwidth, True)
-        mistakes[LINEAR_MISTAKES["band_no_abs"]] = i - j <= bandwidth
-        mistakes[LINEAR_MISTAKES["band_diagonal"]] = expected & (i != j)
-    check_close(as_tensor(actual, name), expected.double(), name, atol=1e-6,
-                mistakes={message: wrong.double() for message, wrong in mistakes.items()},
-                reveal=False)
+    expected = _separation(queries, keys)
+    check_close(got.reshape(()), expected, name, atol=rtol * max(1.0, expected.item()),
+                mistakes=mistakes, reveal=False)
 
 
 def check_causal_linear_attention(actual, q, k, v, feature_map, name="causal_linear_attention",

@@ -226,10 +226,9 @@ TWINS: dict[str, tuple[str, ...]] = {
         "notebook.similarity_attention",
         "notebook.masked_kernel_attention",
     ),
-    "band_mask": (
-        "course_utils.linear_attention.band_mask",
-        "course_utils.linear_attention._allowed",
-        "course_utils.checks.linear_attention._band",
+    "separation": (
+        "course_utils.linear_attention.well_separation",
+        "course_utils.checks.linear_attention._separation",
     ),
     # 08_random_fourier_features
     "gaussian_kernel": (

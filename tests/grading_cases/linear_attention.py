@@ -40,13 +40,13 @@ def causal_linear_attention(q, k, v, feature_map):
 """
 
 
-def band_with(keep="(i - j).abs() <= bandwidth", causal="j <= i"):
-    """A band_mask answer with one part swapped for a mistake."""
+def separation_with(centre="keys.mean(dim=0)", nearest="min()"):
+    """A separation answer with one part swapped for a mistake."""
     return f"""
-def band_mask(n, bandwidth, causal=False):
-    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
-    mask = {keep}
-    return mask & ({causal}) if causal else mask
+def separation(queries, keys):
+    centre = {centre}
+    radius = ((keys - centre) ** 2).sum(dim=-1).sqrt().max()
+    return (radius / ((queries - centre) ** 2).sum(dim=-1).sqrt().{nearest}).item()
 """
 
 
@@ -75,11 +75,11 @@ def causal_linear_attention(q, k, v, feature_map):
     return linear_attention(q, k, v, feature_map=feature_map, causal=True, chunk_size=16)
 """
 
-TWIN_BAND = """
-from course_utils.linear_attention import band_mask as library_mask
+TWIN_SEPARATION = """
+from course_utils.linear_attention import well_separation
 
-def band_mask(n, bandwidth, causal=False):
-    return library_mask(n, bandwidth, causal)
+def separation(queries, keys):
+    return well_separation(queries, keys)
 """
 
 WRONG = {
@@ -87,24 +87,24 @@ WRONG = {
         "kernel_attention": kernel_with(result="phi_q @ kv"),
         "recurrent_step": step_with(result="(phi_q @ S) / (phi_q @ z)"),
     },
-    "not_causal_and_strict_band": {
+    "not_causal_and_centred_on_the_queries": {
         "causal_linear_attention": causal_with(
             z_sum="phi_k.sum(dim=-2, keepdim=True).expand_as(phi_k)",
             s_sum="outer.sum(dim=-3, keepdim=True).expand_as(outer)"),
-        "band_mask": band_with(keep="(i - j).abs() < bandwidth"),
+        "separation": separation_with(centre="queries.mean(dim=0)"),
     },
     "swaps_and_forgets_the_past": {
         "kernel_attention": kernel_with(q="k", k="q"),
         "recurrent_step": step_with(outer="torch.outer(v_i, phi_k).reshape(S.shape)"),
         "causal_linear_attention": causal_with(
             z_sum="phi_k.sum(dim=-2, keepdim=True).expand_as(phi_k)"),
-        "band_mask": band_with(causal="j < i"),
+        "separation": separation_with(nearest="max()"),
     },
     "calls_the_library": {
         "kernel_attention": TWIN_KERNEL,
         "recurrent_step": TWIN_STEP,
         "causal_linear_attention": TWIN_CAUSAL,
-        "band_mask": TWIN_BAND,
+        "separation": TWIN_SEPARATION,
     },
 }
 
@@ -149,10 +149,13 @@ def causal_linear_attention(q, k, v, feature_map):
     return torch.stack(rows, dim=-2)
 """
 
-LIST_BAND = """
-def band_mask(n, bandwidth, causal=False):
-    return [[int(abs(i - j) <= bandwidth and (j <= i or not causal)) for j in range(n)]
-            for i in range(n)]                                 # 0/1 integers in lists
+PAIRS_SEPARATION = """
+import math
+
+def separation(queries, keys):
+    points, targets = keys.tolist(), queries.tolist()          # plain Python, pair by pair
+    centre = [sum(column) / len(points) for column in zip(*points)]
+    return max(math.dist(k, centre) / math.dist(q, centre) for q in targets for k in points)
 """
 
 EINSUM_KERNEL = """
@@ -193,11 +196,14 @@ def causal_linear_attention(q, k, v, feature_map):
     return torch.cat(out, dim=-2)
 """
 
-TRIANGLES_BAND = """
-def band_mask(n, bandwidth, causal=False):
-    ones = torch.ones(n, n, dtype=torch.bool)
-    upper = torch.zeros(n, n, dtype=torch.bool) if causal else ones.triu().tril(bandwidth)
-    return ones.tril().triu(-bandwidth) | upper
+NUMPY_SEPARATION = """
+import numpy as np
+
+def separation(queries, keys):
+    queries, keys = np.asarray(queries), np.asarray(keys)
+    centre = keys.mean(axis=0)
+    radius = np.linalg.norm(keys - centre, axis=1).max()
+    return np.array([radius / np.linalg.norm(queries - centre, axis=1).min()])   # a 1-entry array
 """
 
 CORRECT = {
@@ -205,13 +211,13 @@ CORRECT = {
         "kernel_attention": NUMPY_KERNEL,
         "recurrent_step": LIST_STEP,
         "causal_linear_attention": LOOP_CAUSAL,
-        "band_mask": LIST_BAND,
+        "separation": PAIRS_SEPARATION,
     },
     "einsum_numpy_and_chunks": {
         "kernel_attention": EINSUM_KERNEL,
         "recurrent_step": NUMPY_STEP,
         "causal_linear_attention": CHUNKED_CAUSAL,
-        "band_mask": TRIANGLES_BAND,
+        "separation": NUMPY_SEPARATION,
     },
 }
 
@@ -303,30 +309,30 @@ def causal_linear_attention(q, k, v, feature_map):
     worker.join()
     return found[0]
 """, zero=True),
-        # the course's band_mask rebuilt from its code object
-        "band_mask": Cheat("""
+        # the course's well_separation rebuilt from its code object
+        "separation": Cheat("""
 import types
 
 import course_utils.linear_attention as _library
 
-_copy = types.FunctionType(_library.band_mask.__code__, _library.band_mask.__globals__, "copy",
-                           _library.band_mask.__defaults__)
+_copy = types.FunctionType(_library.well_separation.__code__,
+                           _library.well_separation.__globals__, "copy")
 
 
-def band_mask(n, bandwidth, causal=False):
-    return _copy(n, bandwidth, causal)
+def separation(queries, keys):
+    return _copy(queries, keys)
 """, zero=True),
     },
-    # the check's reference band replaced: a wrong answer (nothing allowed) then matches
-    "replaces_the_checks_band": {
-        "band_mask": Cheat("""
+    # the check's reference replaced: a wrong answer (always 0) then matches
+    "replaces_the_checks_separation": {
+        "separation": Cheat("""
 import course_utils.checks.linear_attention as _checks_of_07
 
-_checks_of_07._band = lambda n, bandwidth, causal, **variant: torch.zeros(n, n, dtype=torch.bool)
+_checks_of_07._separation = lambda queries, keys, **variant: torch.zeros((), dtype=torch.float64)
 
 
-def band_mask(n, bandwidth, causal=False):
-    return torch.zeros(n, n, dtype=torch.bool)
+def separation(queries, keys):
+    return 0.0
 """, zero=True, flagged=True),
     },
     # the shell's run_cell replaced: a cell that calls own_work runs as `pass`; the answer
