@@ -37,14 +37,16 @@ RF_MISTAKES = {
     "sigma_not_squared": "you divided by 2σ instead of 2σ²",
     "distance_not_squared": "you used the distance ‖x − y‖ instead of its square ‖x − y‖²",
     "sigma_multiplied": "you multiplied the squared distance by σ² instead of dividing by it",
-    "no_scale": "the factor √(2/R) is missing: z(x) = √(2/R) [cos(w₁ᵀx + b₁), …, "
-    "cos(w_Rᵀx + b_R)]",
-    "no_sqrt2": "you scaled by 1/√R and lost the √2: each z_w(x) = √2 cos(wᵀx + b), so "
-    "that E[z_w(x) z_w(y)] = k(x, y)",
-    "sqrt2_over_R": "you scaled by √2 / R instead of √(2/R) (the square root covers 2/R)",
-    "two_over_R": "you scaled by 2/R: that factor belongs to the kernel estimate "
-    "z(x)ᵀz(y) = (2/R) Σ cos(·) cos(·); each feature carries its square root, √(2/R)",
-    "no_offset": "you left out the offsets b: the features are cos(w_rᵀx + b_r)",
+    "no_scale": "the cosines have no normalising factor in front: look again at the feature "
+    "map z(x) above the exercise (section 4), and at what one draw and the average over R "
+    "draws each contribute",
+    "no_sqrt2": "you kept the 1/√R of the average but lost the factor of one draw that makes "
+    "E[z_w(x) z_w(y)] = k(x, y): see z_w(x) in section 4 and the product-to-sum identity",
+    "sqrt2_over_R": "your scale is √2 / R: check what the square root covers in the feature "
+    "map above the exercise",
+    "two_over_R": "you scaled each feature by 2/R, the factor of the kernel estimate "
+    "z(x)ᵀz(y): a factor on every feature enters an inner product twice",
+    "no_offset": "you left out the offsets b: section 4 says why each cosine needs one",
     "sine": "you used sin instead of cos",
     "semilog": "you fitted log(error) against R itself: put log R on the x axis too (log–log)",
     "linear_errors": "you fitted the errors themselves against log R: take the log of the "
@@ -66,11 +68,11 @@ RF_MISTAKES = {
     "laplace_frequencies": "your frequencies look Laplace-distributed (density ∝ e^{−|w|/s}): "
     "that distribution's Fourier transform is the Cauchy kernel 1/(1 + s²δ²), not the "
     "Laplacian kernel (the names cross). Work out p(w) = (1/2π) ∫ e^{−γ|δ|} e^{−iwδ} dδ",
-    "cauchy_scale_inverted": "your frequencies have scale 1/γ: the Fourier transform of "
-    "e^{−γ|δ|} is a Cauchy density with scale γ, γ / (π(γ² + w²)) (the Gaussian's 1/σ "
-    "does not carry over: here γ multiplies the distance)",
-    "cauchy_no_scale": "your frequencies are standard Cauchy (scale 1): the kernel "
-    "e^{−γ|δ|} needs scale γ, i.e. density γ / (π(γ² + w²))",
+    "cauchy_scale_inverted": "your frequencies have scale 1/γ: the Gaussian's 1/σ does not "
+    "carry over, since here γ multiplies the distance; keep γ through the Fourier integral "
+    "of e^{−γ|δ|} and read the scale off the density you get",
+    "cauchy_no_scale": "your frequencies are standard Cauchy (scale 1), whatever γ: keep γ "
+    "through the Fourier integral of e^{−γ|δ|} and read the scale off the density you get",
     "cauchy_wrong_scale": "your frequencies have the Cauchy shape but the wrong scale: the "
     "median of |w| should be γ",
     "dependent_coordinates": "each coordinate alone is right, but the D coordinates of a "
@@ -79,8 +81,8 @@ RF_MISTAKES = {
     "multivariate_cauchy": "the D coordinates of a column share one random scale (the "
     "multivariate Cauchy z/|g|): its characteristic function is e^{−γ‖δ‖₂}, a kernel of the "
     "Euclidean distance, not e^{−γ‖δ‖₁}; draw every entry of W independently",
-    "k2_is_k_squared": "you took k(2δ) = k(δ)²: for the Gaussian kernel ‖2δ‖² = 4‖δ‖², so "
-    "k(2δ) = k(δ)⁴",
+    "k2_is_k_squared": "you took k(2δ) = k(δ)²: work out what doubling δ does to "
+    "exp(−‖δ‖²/2σ²)",
     "one_frequency": "that is the variance of one frequency's term cos(wᵀδ); z(x)ᵀz(y) "
     "averages R/2 such terms",
     "over_R_not_half": "the R features come from R/2 frequencies, so z(x)ᵀz(y) averages "
@@ -97,10 +99,12 @@ RF_MISTAKES = {
     "positive factor, > 0 everywhere (cos or sin features can be negative)",
     "no_norm": "the factor g(x) is missing (g = 1): then E[φ_w(x) φ_w(y)] = E[e^{wᵀ(x + y)}] "
     "= exp(‖x + y‖²/2), not exp(xᵀy); expand ‖x + y‖² and find the g(x) that cancels the rest",
-    "full_norm": "you subtracted ‖x‖² instead of ‖x‖²/2",
+    "full_norm": "your g(x) subtracts too much: expand ‖x + y‖² in e^{‖x + y‖²/2} and see "
+    "which part g(x) g(y) must cancel to leave e^{xᵀy}",
     "plus_norm": "you added ‖x‖²/2 (the factor of the cosine features): here "
     "E[e^{wᵀ(x + y)}] = e^{‖x + y‖²/2} is already larger than e^{xᵀy}, so g(x) must shrink it",
-    "norm_not_squared": "you subtracted ‖x‖/2 instead of ‖x‖²/2 (square the norm)",
+    "norm_not_squared": "your g(x) uses the norm ‖x‖ itself: the moment generating function "
+    "E[e^{wᵀu}] = e^{‖u‖²/2} brings in squared norms",
     "no_root_R": "the 1/√R is missing: φ(x)ᵀφ(y) must be the average over the R draws, so "
     "each feature carries 1/√R",
     "divide_R": "you divided by R instead of √R: the inner product φ(x)ᵀφ(y) then has 1/R²",
