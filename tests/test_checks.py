@@ -246,6 +246,33 @@ def test_each_causal_entries_mistake_is_named(answer, words):
         checks.check_causal_entries(answer, n=3, name="impossible_entries")
 
 
+
+# "I am good" left-padded to 5 positions: the rows of its words, 3 to 5
+PADDED = {(3, 1), (3, 2), (3, 4), (3, 5), (4, 1), (4, 2), (4, 5), (5, 1), (5, 2)}
+
+
+def test_hidden_entries_with_left_padding_accept_the_right_set_in_any_container():
+    checks.check_hidden_entries(PADDED, n=5, padding=2)
+    backwards = [list(pair) for pair in sorted(PADDED, reverse=True)]
+    checks.check_hidden_entries(backwards, n=5, padding=2)
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ({(3, 4), (3, 5), (4, 5)}, "causal rule alone lets every word see the padding"),
+        ({(i, j) for i in (3, 4, 5) for j in (1, 2)}, "hiding the padding is not enough"),
+        (PADDED | {(1, 2), (2, 1)}, "only the rows of the words are asked"),
+        ({(i - 1, j - 1) for i, j in PADDED}, "numbered the positions from 0"),
+        (PADDED | {(3, 3), (4, 4), (5, 5)}, "masked the diagonal"),
+        ({(4, 3), (5, 3), (5, 4)}, "masked the past"),
+        (PADDED - {(3, 1)}, "1 entries it hides are missing"),
+    ],
+)
+def test_each_padded_entries_mistake_is_named(answer, words):
+    with pytest.raises(AssertionError, match=words):
+        checks.check_hidden_entries(answer, n=5, padding=2, name="impossible_entries")
+
 def test_comparing_says_what_it_could_not_compare_and_goes_on(capsys):
     def unfinished():
         raise NotImplementedError

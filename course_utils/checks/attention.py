@@ -16,6 +16,7 @@ __all__ = [
     "check_attention_weights",
     "check_causal_attention",
     "check_causal_entries",
+    "check_hidden_entries",
     "check_scores",
     "check_softmax",
 ]
@@ -210,9 +211,24 @@ def check_causal_entries(actual, n: int, name: str = "answer") -> None:
     Positions count from 1, like the slides: row i is the query, column j the key. Any
     container of pairs is accepted (see ``as_pairs``).
     """
+    check_hidden_entries(actual, n, padding=0, name=name)
+
+
+def check_hidden_entries(actual, n: int, padding: int, name: str = "answer") -> None:
+    """Fail unless ``actual`` names exactly the entries a causal decoder must set to 0 in
+    the rows of the words of a sequence of n positions whose first ``padding`` positions
+    are left padding: in rows i > padding, the keys j > i (the future) and j ≤ padding (the
+    padding). With no padding these are the entries j > i of every row.
+
+    Positions count from 1, like the slides: row i is the query, column j the key. Any
+    container of pairs is accepted (see ``as_pairs``).
+    """
     pairs = as_pairs(actual, name)
     positions = range(1, n + 1)
-    expected = {(i, j) for i in positions for j in positions if j > i}
+    words = range(padding + 1, n + 1)
+    future = {(i, j) for i in words for j in positions if j > i}
+    pads = {(i, j) for i in words for j in positions if j <= padding}
+    expected = future | pads
     if pairs == expected:
         return
     if {(i + 1, j + 1) for i, j in pairs} == expected:
@@ -222,10 +238,23 @@ def check_causal_entries(actual, n: int, name: str = "answer") -> None:
         raise AssertionError(
             f"{name}: rows and columns are numbered 1 to {n}; got {outside}"
         )
-    if pairs == {(i, j) for i in positions for j in positions if j < i}:
+    if pairs == {(i, j) for i in words for j in positions if padding < j < i}:
         raise AssertionError(f"{name} is not right: {MISTAKES['past_masked']}")
-    if pairs == expected | {(i, i) for i in positions}:
+    if pairs == expected | {(i, i) for i in words}:
         raise AssertionError(f"{name} is not right: {MISTAKES['diagonal_masked']}")
+    if padding:
+        if pairs == future:
+            raise AssertionError(
+                f"{name} is not right: the causal rule alone lets every word see the padding, "
+                "which comes before it; the padding positions must be hidden as well")
+        if pairs == pads:
+            raise AssertionError(
+                f"{name} is not right: hiding the padding is not enough: the causal rule "
+                "still hides each word's future")
+        if any(i <= padding for i, _ in pairs) and {p for p in pairs if p[0] > padding} == expected:
+            raise AssertionError(
+                f"{name}: only the rows of the words are asked (rows {padding + 1} to {n}); "
+                "leave out the rows of the padding")
     raise AssertionError(
         f"{name} is not the right set: {len(pairs - expected)} of your pairs can be seen by a "
         f"causal decoder, and {len(expected - pairs)} entries it hides are missing. "

@@ -57,6 +57,9 @@ COPIED = by_hand_answers(sentence_of("solution"))
 
 # --- wrong answers: each loses its own test cell's points, and no others -------------
 
+# Exercise 7: "I am good" left-padded to 5 positions, rows 3 to 5 (the future and the padding)
+PADDED = "{(3, 1), (3, 2), (3, 4), (3, 5), (4, 1), (4, 2), (4, 5), (5, 1), (5, 2)}"
+
 NO_SQRT = """
 def scores(q, k):
     return q @ k.T
@@ -138,18 +141,19 @@ WRONG = {
     },
     "masks_diagonal": {
         "causal_softmax": MASKS_DIAGONAL,
-        "impossible_entries": "impossible_entries = {(1, 1), (2, 2), (3, 3), (1, 2), (1, 3), (2, 3)}",  # noqa: E501
+        "impossible_entries": "impossible_entries = {(3, 3), (4, 4), (5, 5)} | " + PADDED,
         "causal_attention": causal_attention_with(keep="tril(diagonal=-1)"),
     },
     "softmax_over_queries": {
         "causal_softmax": SOFTMAX_OVER_QUERIES,
+        "impossible_entries": "impossible_entries = {(3, 4), (3, 5), (4, 5)}",  # padding forgotten
         "causal_attention": causal_attention_with(dim="0"),
     },
     "half_filled_zero_based_swapped": {
         "scores_3_by_hand": filled_skeleton("scores_3_by_hand", "{}, {}, ...".format(
             *by_hand_answers(sentence_of("half_filled_zero_based_swapped"))["scores_3_by_hand"][:2])),
         "alpha_3_by_hand": "alpha_3_by_hand = [0.2, 0.0, 0.8]",
-        "impossible_entries": "impossible_entries = {(0, 1), (0, 2), (1, 2)}",
+        "impossible_entries": "impossible_entries = {(2, 0), (2, 1), (2, 3), (2, 4), (3, 0), (3, 1), (3, 4), (4, 0), (4, 1)}",  # noqa: E501
         "causal_attention": causal_attention_with(returned="alpha, out"),
     },
     "keys_not_values": {
@@ -250,7 +254,7 @@ CORRECT = {
         "causal_attention": LOOP_FLOAT64_ATTENTION,
         **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
            for grade_id, numbers in by_hand_answers(sentence_of("numpy_minus_1e9_loops")).items()},
-        "impossible_entries": "impossible_entries = [(1, 2), (1, 3), (2, 3)]",
+        "impossible_entries": "impossible_entries = sorted(" + PADDED + ", reverse=True)",
     },
     "arrays_and_lists": {
         "scores": TORCH_FROM_NUMPY_SCORES,
@@ -261,7 +265,7 @@ CORRECT = {
         "alpha_3_by_hand": f"alpha_3_by_hand = {tuple(ARRAYS_AND_LISTS['alpha_3_by_hand'])}",
         "a_3_by_hand": "import numpy as np\na_3_by_hand = np.array({}, dtype=np.float32)".format(
             ARRAYS_AND_LISTS["a_3_by_hand"]),
-        "impossible_entries": "impossible_entries = [[2, 3], [1, 3], [1, 2], [1, 2]]",
+        "impossible_entries": "impossible_entries = [[5, 2], [5, 1], [4, 5], [4, 2], [4, 1], [3, 5], [3, 4], [3, 2], [3, 1], [3, 1]]",  # noqa: E501
     },
 }
 
