@@ -86,6 +86,11 @@ MISTAKES = {
     "later_words": lambda: checks.check_contextual_update(
         E1[5] + torch.softmax(E1 @ Q1, dim=0) @ V1, E1, 5, Q1, V1
     ),
+    # the displayed softmax computed as written, with the dog scoring 1000: inf / inf
+    "overflow": lambda: checks.check_contextual_update(
+        E1[5] + torch.exp(E1[:6] @ (200 * Q1)) / torch.exp(E1[:6] @ (200 * Q1)).sum() @ V1[:6],
+        E1, 5, 200 * Q1, V1,
+    ),
     "no_causal_mask": lambda: checks.check_updated_embeddings(whole_update(mask=False), E, Q, V),
     "no_residual": lambda: checks.check_updated_embeddings(whole_update(residual=False), E, Q, V),
     "softmax_axis": lambda: checks.check_updated_embeddings(whole_update(dim=0), E, Q, V),
@@ -137,6 +142,7 @@ def test_right_single_updates_pass():
         checks.check_contextual_update(one_update(e, q, v, i), e, i, q, v)
     checks.check_contextual_update(one_update(e.double(), q.double(), v.double(), 5).numpy(),
                                    e, 5, q, v)
+    checks.check_contextual_update(one_update(e, 200 * q, v, 5), e, 5, 200 * q, v)  # score 1000
 
 
 def test_right_whole_sentence_updates_pass():

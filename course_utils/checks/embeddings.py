@@ -32,6 +32,9 @@ EMBEDDING_MISTAKES = {
     "no_softmax": "you used the raw dot products Qᵀ E_j as weights: W_j = softmax_j(Qᵀ E_j), "
     "so the weights are positive and sum to 1",
     "delta_only": "you returned Δ alone: the updated word is E′_i = E_i + Δ",
+    "overflow": "e^x overflows in floating point (beyond x ≈ 88.7 in float32, 709.8 in "
+    "float64), and inf / inf is NaN. The weights are a ratio of exponentials: find a form of "
+    "that ratio whose exponentials stay finite (exercise 4's text)",
     "later_words": "you let words AFTER position i contribute too: the sum runs over j ≤ i",
     "no_causal_mask": "row i mixes in the words AFTER word i too: mask the scores Q_i · E_j "
     "with j > i (set them to −∞) before the softmax, so the sum runs over j ≤ i",
@@ -109,7 +112,14 @@ def check_neighbours(actual, word: str, words, vectors, k: int, name: str = "nei
 def check_contextual_update(
     actual, embeddings, position: int, query, values, name: str = "E′_i", atol=1e-4
 ) -> None:
-    """Fail unless ``actual`` is E′_i = E_i + Σ_{j ≤ i} softmax_j(Qᵀ E_j) V_j (i = position)."""
+    """Fail unless ``actual`` is E′_i = E_i + Σ_{j ≤ i} softmax_j(Qᵀ E_j) V_j (i = position).
+
+    The inputs are finite, and so is E′_i however large the scores: an answer with NaN or
+    inf computed e^{Qᵀ E_j} as written, and it overflowed.
+    """
+    answer = as_tensor(actual, name)
+    if not torch.isfinite(answer).all():
+        raise AssertionError(f"{name} contains NaN or inf: {EMBEDDING_MISTAKES['overflow']}.")
     e, q, v = as_tensor(embeddings, "E"), as_tensor(query, "Q"), as_tensor(values, "V")
     seen, seen_values = e[: position + 1], v[: position + 1]
     scores = seen @ q
@@ -119,7 +129,7 @@ def check_contextual_update(
         EMBEDDING_MISTAKES["delta_only"]: delta,
         EMBEDDING_MISTAKES["later_words"]: e[position] + torch.softmax(e @ q, dim=0) @ v,
     }
-    check_close(actual, e[position] + delta, name, atol=atol, mistakes=mistakes)
+    check_close(answer, e[position] + delta, name, atol=atol, mistakes=mistakes)
 
 
 def _causal_update(e, q, v, scale=1.0, mask=True, residual=True, dim=-1, scores=None):

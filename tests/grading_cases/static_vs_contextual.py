@@ -42,8 +42,16 @@ def updated_embedding(E, i, Q, V):
 # Lets the words after position i into the softmax and the sum.
 LATER_WORDS = """
 def updated_embedding(E, i, Q, V):
-    weights = torch.softmax(E @ Q, dim=0)
-    return E[i] + weights @ V
+    scores = E @ Q
+    exps = torch.exp(scores - scores.max())
+    return E[i] + (exps / exps.sum()) @ V
+"""
+
+# The displayed formula computed as written: right until e^x overflows (the dog scoring 1000).
+LITERAL_SOFTMAX = """
+def updated_embedding(E, i, Q, V):
+    exps = torch.exp(E[: i + 1] @ Q)
+    return E[i] + (exps / exps.sum()) @ V[: i + 1]
 """
 
 # The build exercise: every word sees the whole sentence.
@@ -134,6 +142,7 @@ WRONG = {
     "dot_product_not_cosine": {
         "cosine_matrix": DOT_PRODUCT,
         "nearest_words": INCLUDES_ITSELF,
+        "updated_embedding": LITERAL_SOFTMAX,
         "updated_embeddings": NO_RESIDUAL,
     },
     "later_words_count": {"updated_embedding": LATER_WORDS, "updated_embeddings": NO_CAUSAL_MASK},
@@ -218,9 +227,14 @@ def nearest_words(word, vocabulary, vectors, k):
     return [vocabulary[n] for n in order if vocabulary[n] != word][:k]
 """,
     "updated_embedding": """
+import math
+
+
 def updated_embedding(E, i, Q, V):
-    weights = F.softmax(torch.stack([Q @ E[j] for j in range(i + 1)]), dim=0)
-    delta = sum(weights[j] * V[j] for j in range(i + 1))
+    scores = [float(Q @ E[j]) for j in range(i + 1)]
+    top = max(scores)  # e^(s - top) / sum e^(s - top): the same weights, no overflow
+    exps = [math.exp(s - top) for s in scores]
+    delta = sum(exps[j] / sum(exps) * V[j] for j in range(i + 1))
     E[i] += delta  # changes the caller's E: the tests hand over copies
     return E[i]
 """,
@@ -268,7 +282,10 @@ def nearest_words(word, vocabulary, vectors, k):
 """,
     "updated_embedding": """
 def updated_embedding(E, i, Q, V):
-    E[i] += torch.softmax(E[: i + 1] @ Q, dim=0) @ V[: i + 1]
+    scores = E[: i + 1] @ Q  # log W_j = s_j - log sum_k e^(s_k), the log-sum by its largest term
+    top = scores.max()
+    log_weights = scores - top - torch.log(torch.exp(scores - top).sum())
+    E[i] += torch.exp(log_weights) @ V[: i + 1]
     return E[i]
 """,
     "updated_embeddings": """
@@ -374,7 +391,7 @@ def updated_embedding(E, i, Q, V):
     return E[i] + delta[0].to(E.device)
 """, zero=True),
     },
-    "scikit_learns_neighbours": {
+    "scikit_learns_neighbours_and_torchs_softmax": {
         "nearest_words": Cheat("""
 from sklearn.neighbors import NearestNeighbors
 
@@ -385,6 +402,11 @@ def nearest_words(word, vocabulary, vectors, k):
     finder = NearestNeighbors(n_neighbors=k + 1, metric="cosine").fit(rows)
     found = finder.kneighbors(rows[me : me + 1], return_distance=False)[0].tolist()
     return [vocabulary[n] for n in found if n != me][:k]
+""", zero=True),
+        # exercise 4's step taken by torch's softmax, reached through a module: refused
+        "updated_embedding": Cheat("""
+def updated_embedding(E, i, Q, V):
+    return E[i] + torch.nn.Softmax(dim=0)(E[: i + 1] @ Q) @ V[: i + 1]
 """, zero=True),
     },
     # the check's own reference replaced at the top of the answer cell: a wrong answer (E

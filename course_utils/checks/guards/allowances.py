@@ -153,6 +153,12 @@ ALLOWANCES: dict[str, Allowance] = {
         says=DEFAULT.says + ", and SciPy's distributions",
         modules=DEFAULT.modules + ("scipy.stats", "scipy._lib", "inspect"),
         c_modules=DEFAULT.c_modules + ("scipy",)),
+    # 01's exercise 4 derives a softmax whose exponentials cannot overflow: torch's softmax
+    # functions, which take that step already, are refused
+    "updated_embedding": Allowance(
+        says=DEFAULT.says + ", but not torch's softmax functions (softmax, log_softmax, "
+                            "logsumexp, logaddexp)",
+        torch_ops=ELEMENTARY - {"softmax", "log_softmax", "logsumexp", "logaddexp"}),
     # 01's exercise 3 may rank by PyTorch's cosine (computing it was exercise 2)
     "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity"}),
     # 03's exercise 3 stands on the references of exercises 1 and 2, which its text offers
