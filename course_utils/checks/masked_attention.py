@@ -30,8 +30,8 @@ MASK_MISTAKES = {
     "other (no mask)",
     "mask_inverted": "your mask is True where attention is BLOCKED (nn.MultiheadAttention's "
     "convention); here True means query i MAY attend to key j",
-    "off_by_one": "you kept one key too many: a sentence of length L has the keys 1 … L, at "
-    "Python indices 0 … L − 1 (index k < L, not k ≤ L)",
+    "off_by_one": "you kept one key too many: a sentence of length L has the keys 1 … L, and "
+    "Python counts them from 0: check the last key you keep",
     "query_padding": "you masked the padded QUERIES (rows) instead of the padded KEYS "
     "(columns): no query may attend to a padding key",
     "no_causal": "you did not combine it with the causal mask: with causal=True keep only j ≤ i",
