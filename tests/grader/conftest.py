@@ -1,6 +1,7 @@
 """Fixtures of the grader tests."""
 
 import os
+import time
 
 import pytest
 
@@ -15,3 +16,14 @@ def sandbox():
         pytest.fail(reason)
     if reason:
         pytest.skip(reason)
+
+
+@pytest.fixture
+def machine_five_hours_behind_utc(monkeypatch):
+    """This process's local time zone is UTC-5 all year (POSIX ``EST5``), then as before:
+    the zone in which a time without one (an LMS zip's) is read."""
+    monkeypatch.setenv("TZ", "EST5")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

@@ -2,9 +2,11 @@
 
 import csv
 import zipfile
+from datetime import datetime
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
 from grader import state
 from grader.__main__ import main
@@ -56,13 +58,17 @@ def test_the_roster_lists_who_is_missing_and_who_is_not_on_it(tmp_path):
     assert rows["zed"]["reason"] == "not JSON; not on the roster"
 
 
-def test_from_an_lms_zip_to_grades_feedback_and_report_in_four_commands(tmp_path, sandbox):
+def test_from_an_lms_zip_to_grades_feedback_and_report_in_four_commands(
+    tmp_path, sandbox, machine_five_hours_behind_utc
+):
     """collect, autograde, feedback, similarity, report: what the README's TA section
-    promises, down to the copied answer shown side by side."""
+    promises, down to the copied answer shown side by side, and the time the zip gives a
+    notebook (this machine's, five hours behind UTC) in nbgrader's gradebook."""
     course = make_tiny_course(tmp_path / "course")
     archive = tmp_path / "canvas.zip"
     with zipfile.ZipFile(archive, "w") as lms:  # Canvas: <name>_<user id>_<file id>_<file>
-        lms.writestr(f"ada_101_5001_{ASSIGNMENT}.ipynb", nbformat.writes(answered(course, {})))
+        ada = zipfile.ZipInfo(f"ada_101_5001_{ASSIGNMENT}.ipynb", (2026, 6, 1, 12, 30, 0))
+        lms.writestr(ada, nbformat.writes(answered(course, {})))
         wrong = answered(course, {"double": "def double(x):\n    return 2 * abs(x)"})
         lms.writestr(f"bob_102_5002_{ASSIGNMENT}.ipynb", nbformat.writes(wrong))
         copied = {"double": "def double(x):\n    # twice x\n    return 2 * abs(x)"}
@@ -75,6 +81,9 @@ def test_from_an_lms_zip_to_grades_feedback_and_report_in_four_commands(tmp_path
     with open(course.root / "grades.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert (rows["ada"]["status"], float(rows["ada"]["score"])) == ("needs manual grading", 3)
+    assert rows["ada"]["timestamp"] == "2026-06-01T17:30:00Z"
+    with Gradebook(course.gradebook_url) as book:
+        assert book.find_submission(ASSIGNMENT, "ada").timestamp == datetime(2026, 6, 1, 17, 30)
     assert (rows["bob"]["status"], float(rows["bob"]["score"])) == ("needs manual grading", 1)
     page = page_text(course.folder("feedback", "bob", ASSIGNMENT) / f"{ASSIGNMENT}.html")
     assert "AssertionError: double(-3) should be -6 (secret check)" in page  # its message

@@ -29,8 +29,10 @@ What is filed, and what is only reported (every line of ``CollectReport.problems
 file of the zip; nothing is left out silently):
 
 * the newest notebook of each student and assignment, as the zip holds it byte for byte,
-  with the time the zip gives it; one that is not a notebook (not UTF-8, not JSON) is
-  filed all the same, so that grading reports it as not graded, and is reported now.
+  with the time the zip gives it, which is also written to ``timestamp.txt`` beside it (as
+  nbgrader's own collectors do), so that lateness and a late penalty apply; one that is not
+  a notebook (not UTF-8, not JSON) is filed all the same, so that grading reports it as not
+  graded, and is reported now.
   Newest: the highest Canvas file id (Canvas numbers uploads in order, so ``-2`` comes
   after ``-1``), else the latest time the zip records (Moodle's), then the highest copy
   number added to the name (``-N``, `` (N)``, ``-CopyN``). The versions not filed are named.
@@ -67,7 +69,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from grader.course import Course
-from grader.intake.submissions import read_notebook
+from grader.intake.submissions import read_notebook, write_timestamp
 
 CANVAS_NAME = re.compile(
     r"(?:(?P<name>\w+?)_)??(?:(?P<late>LATE)_)?(?P<lms_id>anon_[A-Za-z0-9]+|\d+)"
@@ -88,7 +90,7 @@ class Entry:
     filename: str  # the name the student uploaded it under
     late: bool
     file_id: int  # Canvas's number of the upload; 0 for Moodle
-    time: datetime  # as the zip records it
+    time: datetime  # as the zip records it: no time zone, so this machine's
 
 
 @dataclass
@@ -295,7 +297,9 @@ class Collector:
         _, reason = read_notebook(content)
         if reason:
             self.problem(f"not a notebook: {newest.member}: {reason}; filed, not gradable")
-        self.file(student, assignment, newest, f"{assignment}.ipynb", content)
+        path = self.file(student, assignment, newest, f"{assignment}.ipynb", content)
+        if path is not None:
+            write_timestamp(path.parent, newest.time)
 
     def file_others(self, student: str, assignment: str, files: list[Entry], instead: bool):
         """File non-notebooks named for ``assignment`` when they came ``instead`` of it."""
@@ -310,8 +314,11 @@ class Collector:
             name = PurePosixPath(entry.filename).name
             self.file(student, assignment, entry, name, self.archive.read(entry.member))
 
-    def file(self, student: str, assignment: str, entry: Entry, name: str, content: bytes):
-        """Write one file into ``student``'s folder of ``assignment`` and record what came of it."""
+    def file(
+        self, student: str, assignment: str, entry: Entry, name: str, content: bytes
+    ) -> Path | None:
+        """Write one file into ``student``'s folder of ``assignment`` and record what came of
+        it; its path when the zip's copy was written there (new or replacing), else None."""
         path = self.course.folder("submitted", student, assignment) / name
         outcome = write(content, path, entry.time, self.replace)
         if entry.late:
@@ -327,6 +334,7 @@ class Collector:
             self.report.filed.append((student, assignment, path))
         if outcome == "replaced":
             self.problem(f"replaced: {entry.member}: an older, different {path} was there")
+        return path if outcome in ("written", "replaced") else None
 
 
 def collect_zip(

@@ -10,8 +10,8 @@ Status of a row (:class:`grader.state.Status`):
 
 ``reason`` also names cells that timed out or ran out of memory, notebooks saved under
 another name and students who are not on the roster; ``flags`` lists the answer lines a
-TA should look at (tampering, library twins). ``timestamp`` is when a submission that came
-through the exchange was submitted (UTC), and ``seconds_late`` how long after the
+TA should look at (tampering, library twins). ``timestamp`` is when a submission was
+submitted (UTC: the exchange's time, or the LMS zip's), and ``seconds_late`` how long after the
 assignment's due date (0 on time; empty without a due date or a timestamp).
 """
 

@@ -148,7 +148,7 @@ def test_collect_reports_resubmissions_late_work_and_students_off_the_roster(cou
 def test_grades_show_when_each_submission_came_and_how_late(course):
     submitted(course, "ada", "2026-06-01 14:30:00.000000 UTC")
     submitted(course, "zed", "2026-06-01 17:00:00+02:00")  # with an offset: 15:00 UTC
-    submitted(course, "lms", None)  # from an LMS's zip: no timestamp
+    submitted(course, "lms", None)  # put there by hand: no timestamp
     course.roster_path.write_text("student_id\nada\nzed\nlms\nbea\n")
     with Gradebook(course.gradebook_url) as book:
         book.add_assignment(ASSIGNMENT, duedate=datetime(2026, 6, 1, 14, 0))

@@ -8,8 +8,9 @@ from datetime import datetime
 import nbformat
 import pytest
 
-from grader.course import Course
+from grader.course import TIMESTAMP, Course
 from grader.intake.lms_zip import collect_zip
+from grader.intake.submissions import submitted_at
 from tests.conftest import REPO
 
 SKIPGRAM, ALPHA = "02_skipgram", "04_alpha3_by_hand"
@@ -47,9 +48,11 @@ def submitted(course: Course, student: str, assignment: str):
 
 
 def filed_files(course: Course) -> set[str]:
-    """Every file under the course's submitted/, as student/assignment/name."""
+    """Every file under the course's submitted/, as student/assignment/name, but the
+    timestamp.txt beside each notebook (the tests of the zip's times read it)."""
     root = course.root / "submitted"
-    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
+            and p.name != TIMESTAMP}
 
 
 def the_problem(report, kind: str, member: str) -> str:
@@ -214,6 +217,43 @@ def test_existing_submissions_newer_kept_older_replaced_same_unchanged(tmp_cours
     forced = collect_zip(tmp_course, zip_path, replace=True)
     assert submitted(tmp_course, "doejane", ALPHA).read_bytes() == notebook("jane from the zip")
     assert [student for student, _, _ in forced.filed] == ["doejane"]
+
+
+def stamped(course: Course, student: str, assignment: str) -> datetime | None:
+    """The submission's time as nbgrader's autograde reads it (its timestamp.txt), in UTC."""
+    folder = course.folder("submitted", student, assignment)
+    return course.directory.get_existing_timestamp(str(folder))
+
+
+def test_a_filed_notebook_has_the_zips_time_read_in_this_machines_zone(
+    tmp_course, tmp_path, machine_five_hours_behind_utc
+):
+    files = {
+        f"doejane_101_9001_{ALPHA}.ipynb": notebook("jane"),
+        f"Bob Smith_4243_assignsubmission_file_/{ALPHA}.ipynb": notebook("bob"),
+    }
+    times = {f"Bob Smith_4243_assignsubmission_file_/{ALPHA}.ipynb": (2024, 5, 1, 23, 30, 0)}
+    collect_zip(tmp_course, make_zip(tmp_path / "lms.zip", files, times))
+    # 10:00 and 23:30 on 1 May, five hours behind UTC
+    assert stamped(tmp_course, "doejane", ALPHA) == datetime(2024, 5, 1, 15, 0, 0)
+    assert stamped(tmp_course, "bobsmith", ALPHA) == datetime(2024, 5, 2, 4, 30, 0)
+    assert submitted_at(tmp_course, "bobsmith", ALPHA) == datetime(2024, 5, 2, 4, 30, 0)
+
+
+def test_a_replaced_notebook_takes_the_zips_time_and_a_kept_one_keeps_its_own(
+    tmp_course, tmp_path, machine_five_hours_behind_utc
+):
+    member = f"doejane_101_9001_{ALPHA}.ipynb"
+    first = make_zip(tmp_path / "first.zip", {member: notebook("first")})
+    later = {member: (2024, 5, 3, 9, 0, 0)}
+    second = make_zip(tmp_path / "second.zip", {member: notebook("second")}, later)
+    collect_zip(tmp_course, first)
+    assert stamped(tmp_course, "doejane", ALPHA) == datetime(2024, 5, 1, 15, 0, 0)
+    collect_zip(tmp_course, second)  # newer and different: replaces
+    assert stamped(tmp_course, "doejane", ALPHA) == datetime(2024, 5, 3, 14, 0, 0)
+    report = collect_zip(tmp_course, first)  # older: the newer copy and its time are kept
+    the_problem(report, "kept the newer copy", member)
+    assert stamped(tmp_course, "doejane", ALPHA) == datetime(2024, 5, 3, 14, 0, 0)
 
 
 def test_only_the_assignments_asked_for(tmp_course, tmp_path):

@@ -17,6 +17,7 @@ Both are RFC 4180 CSV: a field with a comma or a quote is quoted, its quotes dou
 
 import csv
 import shutil
+import zipfile
 from datetime import datetime, timedelta
 
 import nbformat
@@ -27,6 +28,7 @@ from nbgrader.api import Gradebook
 from grader import state
 from grader.__main__ import main
 from grader.course import Course
+from grader.intake.lms_zip import collect_zip
 from grader.outputs.late_penalty import LatePenalty
 from grader.outputs.lms_grades import LmsError, Settings, load_settings, write_lms_grades
 from tests.conftest import REPO
@@ -193,6 +195,28 @@ def test_late_penalty_takes_its_percentage_per_day_begun_up_to_its_maximum(cours
         "ada 02_more: 1 s late, -10% (10%/day, max 50%): 3 -> 2.7",
         "bob 02_more: 172801 s late, -30% (10%/day, max 50%): 3 -> 2.1",
         "cy 02_more: 864000 s late, -50% (10%/day, max 50%): 3 -> 1.5"]
+
+
+def test_a_notebook_from_an_lms_zip_is_late_by_the_zips_time(
+    course, tmp_path, machine_five_hours_behind_utc
+):
+    """emile's 02 had no time stamp; filed again from Canvas's zip dated 12:00:02 on this
+    machine, five hours behind UTC, it came 2 s after the due date (17:00 UTC). (A zip
+    keeps times to 2 s.)"""
+    archive = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(archive, "w") as lms:
+        member = zipfile.ZipInfo("emile_105_9001_02_more.ipynb", (2026, 6, 1, 12, 0, 2))
+        lms.writestr(member, nbformat.writes(new_notebook()))
+    assert [student for student, _, _ in collect_zip(course, archive).filed] == ["emile"]
+    root = ["--course-root", str(course.root)]
+    assert main(["grades", *root]) == 0
+    rows = {(row[0], row[1]): row for row in read(course.root / "grades.csv")}
+    header = read(course.root / "grades.csv")[0]
+    emile = dict(zip(header, rows["emile", "02_more"], strict=True))
+    assert (emile["timestamp"], emile["seconds_late"]) == ("2026-06-01T17:00:02Z", "2")
+    settings = Settings("canvas", late_penalty=LatePenalty.parse("10%/day, max 50%"))
+    _, notes = write_lms_grades(course, settings)
+    assert "emile 02_more: 2 s late, -10% (10%/day, max 50%): 3 -> 2.7" in notes
 
 
 @pytest.mark.parametrize("text, seconds, percent", [
