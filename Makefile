@@ -11,11 +11,15 @@ DEV    := $(VENV)/.installed-dev
 	npm slides slide-metadata present publish hub test-hub test-browser similarity student-ids student-edition \
 	docs
 
-# The TAs' tools (grading/grader, not part of the students' package), and bubblewrap,
-# the sandbox of the grading kernels (installed when missing and we may: as root).
+# The TAs' tools (grading/grader, not part of the students' package); the course's
+# configuration of nbconvert (its kernel client), linked where the environment's Jupyter
+# reads it; and bubblewrap, the sandbox of the grading kernels (installed when missing and
+# we may: as root).
 TA     := $(VENV)/.installed-ta
-$(TA): $(STAMP) grading/pyproject.toml
+$(TA): $(STAMP) grading/pyproject.toml grading/jupyter_nbconvert_config.py
 	$(BIN)/python -m pip install --quiet -e grading
+	mkdir -p $(VENV)/etc/jupyter
+	ln -sf ../../../grading/jupyter_nbconvert_config.py $(VENV)/etc/jupyter/
 	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
 	  && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null); } \
 	  || echo "bubblewrap is missing: grading will run without its sandbox (see README)"

@@ -13,7 +13,11 @@ starts that much later (seen in ~1 submission in 10 of notebooks with an ``inter
 :class:`ShellChannel` polls in slices of at most :data:`SLICE` seconds, and a fresh poll
 sees a message that is already waiting. Timeouts mean what they meant.
 ``grading/nbgrader_config.py`` makes nbgrader use :class:`KernelClient`, so Formgrader's
-autograde button gets it too.
+autograde button gets it too; ``grading/jupyter_nbconvert_config.py`` (linked into the
+environment's Jupyter configuration) makes ``jupyter nbconvert --execute`` use it. nbval
+needs none: its blocking client polls a plain socket, which cannot lose the signal, and
+sends nothing while it waits. papermill, not installed here, reads no Jupyter
+configuration: it would take a kernel manager whose ``client_class`` is this one.
 """
 
 from queue import Empty
