@@ -173,7 +173,7 @@ bench: $(DEV)
 
 # The GPU path (README, "A GPU"): with a CUDA build of torch and a GPU, `make test-gpu` runs
 # tests/test_cuda.py (GPU against CPU), the unit tests that compare with PyTorch on the
-# notebooks' device, and the eight solution notebooks, all with COURSE_DEVICE=cuda. Without
+# notebooks' device, and the nine solution notebooks, all with COURSE_DEVICE=cuda. Without
 # CUDA, tools/require_cuda.py says what is missing and it stops before running anything.
 .PHONY: test-gpu
 GPU_TESTS := tests/test_cuda.py tests/test_attention.py tests/test_transformer.py \

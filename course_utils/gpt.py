@@ -32,6 +32,7 @@ Everything runs on the device of the model; ids passed in must be on that device
 """
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -223,6 +224,7 @@ def train_language_model(
     lr: float = 3e-3,
     seed: int = 0,
     progress: bool = True,
+    on_step: Callable[[int, TinyGPT], None] | None = None,
 ) -> list[float]:
     """Train ``model`` on the 1-D token ids of a text with AdamW; the loss of every step.
 
@@ -232,6 +234,8 @@ def train_language_model(
     with ``seed``, so two runs from the same initial weights give the same losses (with
     dropout > 0, dropout draws from torch's global generator: seed it with
     ``course_utils.device.set_seed``). ``progress`` shows a tqdm bar with the loss.
+    ``on_step(steps_taken, model)``, if given, is called after each step (steps_taken
+    counts from 1), e.g. to keep a copy of the model part of the way through.
     The model's train/eval mode is restored afterwards.
     """
     _check_model(model)
@@ -240,6 +244,8 @@ def train_language_model(
     integer("seed", seed, minimum=0)
     if not number("lr", lr) > 0:
         raise ValueError(f"lr must be a positive number; got {lr!r}")
+    if on_step is not None and not callable(on_step):
+        raise TypeError(f"on_step must be callable or None; got {type(on_step).__name__}")
     ids = check_ids(ids, model.config.vocab_size).to(model.positions.device)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
@@ -255,6 +261,8 @@ def train_language_model(
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
+            if on_step is not None:
+                on_step(len(losses), model)
             bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
     finally:
         model.train(was_training)

@@ -1,4 +1,5 @@
-"""MiniLM-L6 (a 6-layer BERT) rebuilt from the course's own modules.
+"""MiniLM-L6 (a 6-layer BERT in shape; course_utils.pretrained says how it was trained) rebuilt
+from the course's own modules.
 
 ``minilm_encoder()`` builds the encoder out of ``nn.Embedding``, ``nn.LayerNorm`` and six
 post-LN GELU transformer blocks, loads the weights of the packaged all-MiniLM-L6-v2

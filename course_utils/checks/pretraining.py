@@ -1,4 +1,4 @@
-"""Diagnostic checks for notebook 06's section on BERT and GPT: sizes and span decoding.
+"""Diagnostic checks for notebook 09 (BERT and GPT): sizes and span decoding.
 
 The references are written out independently of ``course_utils``: a BERT encoder's
 parameter count summed layer by layer from its parts (tests/test_checks_pretraining.py

@@ -23,49 +23,47 @@ __all__ = [
 ]
 
 BLOCK_MISTAKES = {
-    "sin_cos_swapped": "sine and cosine are swapped: the EVEN columns 2i hold sin, the odd "
-    "columns 2i + 1 hold cos",
-    "column_exponent": "you used the column index c in 10000^(c/d); both columns of a pair "
-    "share the exponent 2i/d (column 2i + 1 uses the same frequency as column 2i)",
-    "halves": "you put all the sines in the first half and all the cosines in the second; "
-    "they alternate: column 2i is sin, column 2i + 1 is cos of the same angle",
-    "from_one": "your positions start at 1; the first position is pos = 0 (its row is "
-    "0, 1, 0, 1, …)",
-    "times_frequency": "you multiplied pos by 10000^(2i/d) instead of dividing by it",
+    "sin_cos_swapped": "sine and cosine are swapped: look again at which column of a pair "
+    "the formula of section 1 gives the sine",
+    "column_exponent": "you used each column's own index in the exponent: the two columns of "
+    "a pair share one frequency (see the exponent in the formula of section 1)",
+    "halves": "you put all the sines in the first half and all the cosines in the second; in "
+    "the formula of section 1 the two columns of a pair sit side by side",
+    "from_one": "your positions start at 1; positions are counted from 0",
+    "times_frequency": "your angles grow with the column instead of shrinking: check where "
+    "10000^(2i/d) goes in the formula of section 1",
     "transposed": "your array is transposed: one ROW per position, one column per feature",
     "rope_halves": "you paired feature i with feature i + d/2 (the 'rotate_half' layout of "
     "GPT-NeoX and Hugging Face's LLaMA); this exercise pairs neighbours: (x_2i, x_2i+1) turn "
     "together",
-    "rope_minus": "you turned each pair by −pos·ω_i (clockwise); turn it by +pos·ω_i: "
-    "y_2i = x_2i cos − x_2i+1 sin, y_2i+1 = x_2i sin + x_2i+1 cos",
-    "rope_exponent": "your frequencies are 10000^(−i/d); pair i turns at ω_i = 10000^(−2i/d) "
-    "(2i, the index of its first feature, in the exponent)",
-    "rope_times": "you multiplied pos by 10000^(2i/d) instead of dividing by it: "
-    "ω_i = 10000^(−2i/d) ≤ 1",
+    "rope_minus": "you turned each pair clockwise, by −pos·ω_i: compare the signs of your "
+    "sines with the rotation written out in the RoPE cell",
+    "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
+    "of ω_i in the RoPE cell",
+    "rope_times": "your angles grow with the pair index: ω_i is at most 1 (see the RoPE cell)",
     "rope_arange": "you rotated row j by the angle of position j; use the positions you are "
     "given (row j sits at positions[j])",
     "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE rotates each pair "
     "(x_2i, x_2i+1) by the angle pos·ω_i instead (a multiplication, not a sum)",
-    "unbiased": "you used the unbiased variance (dividing by d − 1; torch.var and torch.std "
-    "do so by default); layer norm divides by d (unbiased=False, or correction=0)",
-    "across_tokens": "you normalised each feature across the tokens (dim=0 or -2): that is "
-    "batch normalisation; layer norm normalises each token over its own features (dim=-1)",
-    "eps_outside": "you added eps to the standard deviation; it goes under the square "
-    "root: (x − μ) / √(σ² + eps)",
-    "no_eps": "you left out eps: divide by √(σ² + eps)",
-    "no_affine": "you left out γ and β: return γ ⊙ (x − μ)/√(σ² + eps) + β",
+    "unbiased": "you used the unbiased variance (dividing by d − 1, as torch.var and "
+    "torch.std do by default); σ² in the formula of section 2 divides by d",
+    "across_tokens": "you normalised each feature across the tokens: that is batch "
+    "normalisation; layer norm normalises each token over its own features",
+    "eps_outside": "you added eps to the standard deviation: check where ε sits in the "
+    "formula of section 2",
+    "no_eps": "you left out eps (see the formula of section 2)",
+    "no_affine": "you left out γ and β, the learned scale and shift of the formula of "
+    "section 2",
     "gamma_beta_swapped": "γ and β are swapped: γ (the weight) multiplies, β (the bias) is added",
-    "norm_order": "you computed the other arrangement of the layer norms: look at "
-    "block.norm_first (False: post-LN, H = LN₁(X + SA(X)); True: pre-LN, H = X + SA(LN₁(X)))",
-    "no_residual": "the residual connections are missing: each sub-layer's output is ADDED "
-    "to its input (X + SA(…), H + FF(…))",
-    "no_attention_residual": "the residual around the self-attention is missing: add X to "
-    "SA(…) (post-LN: LN₁(X + SA(X)); pre-LN: X + SA(LN₁(X)))",
-    "no_ff_residual": "the residual around the feed-forward layer is missing: add H to FF(…)",
-    "no_activation": "the feed-forward layer has no activation: FF(H) = "
-    "act(H W₁ + b₁) W₂ + b₂ with act = block.activation",
-    "no_causal": "with causal=True token i may attend only to j ≤ i: pass causal=causal to "
-    "block.self_attn",
+    "norm_order": "you computed the other arrangement of the layer norms: compare "
+    "block.norm_first with the two arrangements of section 3",
+    "no_residual": "the residual connections are missing: each sub-layer's output is added "
+    "to its input (section 3)",
+    "no_attention_residual": "the residual around the self-attention is missing (section 3)",
+    "no_ff_residual": "the residual around the feed-forward layer is missing (section 3)",
+    "no_activation": "the feed-forward layer has no activation (FF in section 3)",
+    "no_causal": "with causal=True token i may attend only to j ≤ i, and your self-attention "
+    "was not masked: section 3 says how block.self_attn takes the mask",
     "unwanted_causal": "you applied a causal mask although causal=False",
 }
 
@@ -104,7 +102,7 @@ def check_positional_encoding(actual, n_positions: int, d_model: int,
         BLOCK_MISTAKES["from_one"]: _positions(n_positions, d_model, first=1),
         BLOCK_MISTAKES["times_frequency"]: _positions(n_positions, d_model, divide=False),
     }
-    check_close(got, expected, name, atol=1e-5, mistakes=mistakes)
+    check_close(got, expected, name, atol=1e-5, mistakes=mistakes, reveal=False)
 
 
 # -- rotary position embeddings -----------------------------------------------------------
@@ -146,7 +144,7 @@ def check_rope(actual, x, positions, name="rope") -> None:
     arange = torch.arange(n, dtype=torch.float64)
     if not torch.equal(positions, arange):
         mistakes[BLOCK_MISTAKES["rope_arange"]] = _rotary(x, arange)
-    check_close(actual, expected, name, atol=1e-4, mistakes=mistakes)
+    check_close(actual, expected, name, atol=1e-4, mistakes=mistakes, reveal=False)
 
 
 def _positions_at(positions: torch.Tensor, d: int) -> torch.Tensor:
@@ -219,7 +217,7 @@ def check_layer_norm(actual, x, gamma, beta, eps: float = 1e-5, name="layer_norm
     }
     if x.dim() >= 2 and x.shape[-2] > 1:
         mistakes[BLOCK_MISTAKES["across_tokens"]] = _normalise(x, gamma, beta, eps, dim=-2)
-    check_close(actual, expected, name, atol=1e-4, mistakes=mistakes)
+    check_close(actual, expected, name, atol=1e-4, mistakes=mistakes, reveal=False)
 
 
 # -- one transformer block ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The pages the workbook writes meet WCAG 2.1 A and AA, as axe-core checks them in Chromium.
 
-The course's own pages must have no violation: every slide of the eight decks (reveal.js's
+The course's own pages must have no violation: every slide of the nine decks (reveal.js's
 print view lays every slide and fragment out at once), a student's feedback pages (one
 right, one blank submission of 04, graded and given feedback as ``make autograde`` and
 ``make feedback`` do), and the class report. Their figures must say what they show: no
@@ -80,7 +80,7 @@ def assert_figures_described(page) -> None:
 
 @pytest.fixture(scope="module")
 def decks(tmp_path_factory):
-    """The eight decks, as ``make slides`` writes them, with the pinned assets."""
+    """The nine decks, as ``make slides`` writes them, with the pinned assets."""
     if shutil.which("npm") is None:
         pytest.fail("npm is missing: `make test-browser` installs Debian's nodejs and npm")
     slides.install_assets()

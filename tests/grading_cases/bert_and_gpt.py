@@ -1,0 +1,237 @@
+"""Students for notebook 09's round trip: bert_parameters and best_span
+(course_utils/checks/pretraining.py)."""
+
+from tests.grading_cases import Cheat
+
+ASSIGNMENT = "09_bert_and_gpt"
+
+# --- wrong answers: each loses its own test cell's points, and no others -------------
+
+
+def parameters_with(tables="vocab_size + max_positions + type_vocab_size",
+                    attention="4 * (d * d + d)", feed_forward="(d * d_ff + d_ff) + (d_ff * d + d)",
+                    norms="2 * 2 * d"):
+    """A bert_parameters answer with one part swapped for a mistake."""
+    return f"""
+def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
+    d = d_model
+    embeddings = ({tables}) * d + 2 * d
+    layer = {attention} + {feed_forward} + {norms}
+    return embeddings + layers * layer
+"""
+
+
+def span_with(ends="range(s, min(n, s + max_length))"):
+    """A best_span answer (a double loop) with its range of ends swapped for a mistake."""
+    return f"""
+def best_span(start_scores, end_scores, max_length):
+    n = len(start_scores)
+    best, span = -math.inf, None
+    for s in range(n):
+        for e in {ends}:
+            if start_scores[s] + end_scores[e] > best:
+                best, span = start_scores[s] + end_scores[e], (s, e)
+    return span
+"""
+
+
+MODULES_PARAMETERS = """
+def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
+    embeddings = nn.ModuleList([nn.Embedding(vocab_size, d_model),
+                                nn.Embedding(max_positions, d_model),
+                                nn.Embedding(type_vocab_size, d_model), nn.LayerNorm(d_model)])
+    layer = nn.TransformerEncoderLayer(d_model, 1, d_ff)     # the same parameters as BERT's
+
+    def count(module):
+        return sum(p.numel() for p in module.parameters())
+
+    return count(embeddings) + layers * count(layer)
+"""
+
+LIBRARY_SPAN = """
+from course_utils.span_qa import best_span as decode
+
+
+def best_span(start_scores, end_scores, max_length):
+    return decode(start_scores, end_scores, max_length)
+"""
+
+WRONG = {
+    "no_biases_and_separate_argmax": {
+        "bert_parameters": parameters_with(attention="4 * d * d", feed_forward="2 * d * d_ff"),
+        "best_span": """
+def best_span(start_scores, end_scores, max_length):
+    return int(start_scores.argmax()), int(end_scores.argmax())
+""",
+    },
+    "ff_once_and_end_before_start": {
+        "bert_parameters": parameters_with(feed_forward="d * d_ff + d_ff"),
+        "best_span": span_with(ends="range(0, min(n, s + max_length))"),
+    },
+    "no_positions_and_one_too_long": {
+        "bert_parameters": parameters_with(tables="vocab_size + type_vocab_size"),
+        "best_span": span_with(ends="range(s, min(n, s + max_length + 1))"),
+    },
+    "no_layer_norms_and_probabilities": {
+        "bert_parameters": parameters_with(norms="0"),
+        "best_span": """
+def best_span(start_scores, end_scores, max_length):
+    p = torch.softmax(start_scores.float(), 0)[:, None] * torch.softmax(end_scores.float(), 0)
+    n = len(start_scores)
+    allowed = torch.ones(n, n).triu() - torch.ones(n, n).triu(max_length)
+    return divmod(int((p * allowed).argmax()), n)           # the product underflows to 0
+""",
+    },
+    "builds_modules_and_calls_the_library": {
+        "bert_parameters": MODULES_PARAMETERS,
+        "best_span": LIBRARY_SPAN,
+    },
+}
+
+# --- correct alternatives: full marks on every test cell --------------------------------
+
+CORRECT = {
+    "shapes_and_triu_mask": {
+        "bert_parameters": """
+def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
+    d = d_model
+    shapes = [(vocab_size, d), (max_positions, d), (type_vocab_size, d), (d,), (d,)]
+    for _ in range(layers):                                   # one layer at a time
+        shapes += [(d, d), (d,)] * 4                          # Q, K, V, O and their biases
+        shapes += [(d, d_ff), (d_ff,), (d_ff, d), (d,)]       # the feed-forward layer
+        shapes += [(d,)] * 4                                  # two LayerNorms, gamma and beta
+    return sum(math.prod(shape) for shape in shapes)
+""",
+        "best_span": """
+def best_span(start_scores, end_scores, max_length):
+    n = start_scores.shape[0]
+    total = start_scores[:, None] + end_scores[None, :]
+    s, e = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
+    total = total.masked_fill((e < s) | (e >= s + max_length), float("-inf"))
+    flat = int(total.argmax())
+    return flat // n, flat % n
+""",
+    },
+    "closed_form_and_numpy": {
+        "bert_parameters": """
+import numpy as np
+
+def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
+    d = np.int64(d_model)
+    per_layer = 4 * d * d + 2 * d * d_ff + 9 * d + d_ff
+    return d * (vocab_size + max_positions + type_vocab_size + 2) + layers * per_layer
+""",
+        "best_span": """
+import numpy as np
+
+def best_span(start_scores, end_scores, max_length):
+    start, end = np.asarray(start_scores, dtype=float), np.asarray(end_scores, dtype=float)
+    n = len(start)
+    total = np.add.outer(start, end)
+    allowed = np.triu(np.ones((n, n), bool)) & ~np.triu(np.ones((n, n), bool), max_length)
+    s, e = np.unravel_index(np.where(allowed, total, -np.inf).argmax(), total.shape)
+    return [s, e]                                           # NumPy integers in a list
+""",
+    },
+    "best_end_in_place": {
+        "best_span": """
+def best_span(start_scores, end_scores, max_length):
+    best, span = -math.inf, None
+    for e in range(len(end_scores)):
+        first = max(0, e - max_length + 1)
+        s = first + int(start_scores[first:e + 1].argmax())   # the best start for this end
+        end_scores[e] += start_scores[s]                      # now the best total ending at e
+        if end_scores[e] > best:
+            best, span = float(end_scores[e]), (s, e)
+    return span
+""",
+    },
+}
+
+# --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+CHEAT = {
+    "builds_bert_on_meta": {
+        "bert_parameters": Cheat("""
+from transformers import BertConfig, BertModel
+
+
+def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
+    config = BertConfig(vocab_size=vocab_size, max_position_embeddings=max_positions,
+                        type_vocab_size=type_vocab_size, hidden_size=d_model,
+                        num_hidden_layers=layers, num_attention_heads=1, intermediate_size=d_ff)
+    with torch.device("meta"):                  # allocates nothing
+        model = BertModel(config, add_pooling_layer=False)
+    return sum(p.numel() for p in model.parameters())
+""", zero=True),
+    },
+    "pipelines_decoder": {
+        "best_span": Cheat("""
+import numpy as np
+from transformers.pipelines.document_question_answering import decode_spans
+
+
+def best_span(start_scores, end_scores, max_length):
+    start = torch.softmax(start_scores.double(), 0).numpy()[None]
+    end = torch.softmax(end_scores.double(), 0).numpy()[None]
+    allowed = np.ones(len(start_scores))
+    starts, ends, _ = decode_spans(start, end, 1, max_length, undesired_tokens=allowed)
+    return int(starts[0]), int(ends[0])
+""", zero=True),
+    },
+    "agrees_with_everything": {
+        "best_span": Cheat("""
+class Span(tuple):
+    def __eq__(self, other):
+        return True
+
+
+def best_span(start_scores, end_scores, max_length):
+    return Span((0, 0))
+""", zero=True, flagged=True),
+    },
+    # BERT built and counted in a pool thread, where the test's function mode is not on
+    "bert_in_a_thread": {
+        "bert_parameters": Cheat("""
+from concurrent.futures import ThreadPoolExecutor
+
+from transformers import BertConfig, BertModel
+
+
+def _count(config):
+    with torch.device("meta"):
+        model = BertModel(config, add_pooling_layer=False)
+    return sum(p.numel() for p in model.parameters())
+
+
+def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
+    config = BertConfig(vocab_size=vocab_size, max_position_embeddings=max_positions,
+                        type_vocab_size=type_vocab_size, hidden_size=d_model,
+                        num_hidden_layers=layers, num_attention_heads=1, intermediate_size=d_ff)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(_count, config).result()
+""", zero=True),
+    },
+    # the traceback silenced and every cell's error cleared after it ran, through names
+    # decoded at run time; the answer underneath is wrong
+    "silences_failures_by_decoded_names": {
+        "best_span": Cheat("""
+import codecs
+
+_shell = get_ipython()
+setattr(_shell, codecs.decode("fubjgenpronpx", "rot13"), lambda *args, **kwargs: None)
+
+
+def _forget(result):
+    result.error_in_exec = None
+
+
+getattr(getattr(_shell, codecs.decode("riragf", "rot13")), codecs.decode("ertvfgre", "rot13"))(
+    codecs.decode("cbfg_eha_pryy", "rot13"), _forget)
+
+
+def best_span(start_scores, end_scores, max_length):
+    return (0, 0)
+""", zero=True, flagged=True),
+    },
+}
