@@ -254,7 +254,8 @@ CORRECT = {
         "causal_attention": LOOP_FLOAT64_ATTENTION,
         **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
            for grade_id, numbers in by_hand_answers(sentence_of("numpy_minus_1e9_loops")).items()},
-        "impossible_entries": "impossible_entries = sorted(" + PADDED + ", reverse=True)",
+        "impossible_entries": "impossible_entries = [(i, j) for i in range(3, 6)\n"
+                              "                      for j in range(1, 6) if j > i or j <= 2]",
     },
     "arrays_and_lists": {
         "scores": TORCH_FROM_NUMPY_SCORES,
