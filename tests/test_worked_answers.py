@@ -1,4 +1,4 @@
-"""The eight notebooks' worked answers (``worked-answer`` cells, grader.outputs.worked_answers):
+"""The notebooks' worked answers (cells tagged ``worked-answer``, grader.outputs.worked_answers):
 none reaches the release, each sits under its exercise, and the release runs without them.
 
 How the release and the feedback treat them is tested on a tiny course in

@@ -2,7 +2,7 @@
 their exercise (grader.outputs.worked_answers, grader.outputs.feedback.ShowWorkedAnswers).
 
 ``tiny`` (tests/grader/tiny_course.py) with a worked answer under exercise ``double``'s
-test and one under the written answer; the eight notebooks' own worked answers are
+test and one under the written answer; the notebooks' own worked answers are
 checked against their releases in tests/test_worked_answers.py.
 """
 
