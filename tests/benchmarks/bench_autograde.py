@@ -1,5 +1,5 @@
 """Autograding throughput: submissions of notebook 04 per minute, with 1 and N workers,
-and one student's eight notebooks against design.md's budget (90 s), with the allowlist of
+and one student's notebooks (all of them) against design.md's budget (90 s), with the allowlist of
 the guards (course_utils/checks/guards/allowlist.py) and without it (COURSE_ALLOWLIST=off).
 
 The same class (the solution, the blank release and the wrong answers of
