@@ -1,5 +1,6 @@
-"""The checks of notebook 09 (BERT and GPT) against independent oracles: Hugging
-Face's BertModel (built on the meta device) and MiniLM's packaged weights for the
+"""The checks of notebook 09 (BERT and GPT) against independent oracles: a masked-LM
+loss written out position by position with math.log and math.exp, Hugging Face's
+BertModel (built on the meta device) and MiniLM's packaged weights for the
 parameter count, an itertools search over every pair for the best span; and the grading
 cases' answers (tests/grading_cases/bert_and_gpt.py) run through own_work."""
 
@@ -153,6 +154,79 @@ def test_multiplying_probabilities_is_named_where_they_underflow():
         checks.check_best_span((0, 0), start, end, 4)
 
 
+# -- the masked-LM loss -----------------------------------------------------------------------
+
+
+def loss_by_hand(logits, targets, masked):
+    """−log softmax(logits)[target] averaged over the masked positions, in plain floats."""
+    losses = []
+    rows = logits.reshape(-1, logits.shape[-1]).tolist()
+    for row, target, chosen in zip(rows, targets.flatten().tolist(), masked.flatten().tolist(),
+                                   strict=True):
+        if chosen:
+            top = max(row)
+            log_norm = top + math.log(sum(math.exp(x - top) for x in row))
+            losses.append(log_norm - row[target])
+    return sum(losses) / len(losses)
+
+
+def loss_inputs(seed, shape=(3, 6, 9), scale=3.0, dtype=torch.float32):
+    generator = torch.Generator().manual_seed(seed)
+    logits = torch.randn(shape, generator=generator, dtype=dtype) * scale
+    targets = torch.randint(shape[-1], shape[:-1], generator=generator)
+    masked = torch.rand(shape[:-1], generator=generator) < 0.3
+    masked.view(-1)[:2] = True                                    # two positions at least
+    return logits, targets, masked
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_masked_lm_loss_passes_in_any_form(seed):
+    logits, targets, masked = loss_inputs(seed, scale=30.0 if seed else 3.0)
+    right = loss_by_hand(logits, targets, masked)
+    for answer in (right, torch.tensor(right), torch.tensor([right], dtype=torch.float32),
+                   np.float64(right)):
+        checks.check_masked_lm_loss(answer, logits, targets, masked)
+    with pytest.raises(AssertionError, match="none of the mistakes"):
+        checks.check_masked_lm_loss(right * 1.01 + 0.01, logits, targets, masked)
+    with pytest.raises(AssertionError, match="one number"):
+        checks.check_masked_lm_loss([right, right], logits, targets, masked)
+
+
+def every_loss(logits, targets, masked):
+    """The per-position losses, by hand, as a (batch, n) tensor."""
+    flat = [loss_by_hand(row[None, None], torch.tensor([[t]]), torch.tensor([[True]]))
+            for row, t in zip(logits.reshape(-1, logits.shape[-1]), targets.flatten().tolist(),
+                              strict=True)]
+    return torch.tensor(flat, dtype=torch.float64).reshape(targets.shape)
+
+
+LOSS_MISTAKES = {
+    "all_positions": lambda logits, targets, masked, per: per.mean(),
+    "raw_logits": lambda logits, targets, masked, per: -logits.double().gather(
+        -1, targets[..., None])[..., 0][masked].mean(),
+    "summed": lambda logits, targets, masked, per: per[masked].sum(),
+    "sign": lambda logits, targets, masked, per: -per[masked].mean(),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(LOSS_MISTAKES))
+@pytest.mark.parametrize("seed", range(3))
+def test_each_loss_mistake_is_named(mistake, seed):
+    logits, targets, masked = loss_inputs(seed)
+    wrong = LOSS_MISTAKES[mistake](logits, targets, masked, every_loss(logits, targets, masked))
+    message = re.escape(PRETRAINING_MISTAKES[mistake])
+    with pytest.raises(AssertionError, match=message):
+        checks.check_masked_lm_loss(wrong, logits, targets, masked)
+
+
+def test_no_loss_message_shows_the_expected_value():
+    logits, targets, masked = loss_inputs(0)
+    right = loss_by_hand(logits, targets, masked)
+    with pytest.raises(AssertionError) as failure:
+        checks.check_masked_lm_loss(right + 0.5, logits, targets, masked)
+    assert f"{right:.3g}" not in str(failure.value)
+
+
 # -- the grading cases, run as the notebook's test cells run them ----------------------------
 
 SPANS = [  # (start_scores, end_scores, max_length): the visible and hidden tests' kind
@@ -169,6 +243,12 @@ SPANS = [  # (start_scores, end_scores, max_length): the visible and hidden test
 ]
 
 
+LOSS_CASES = [  # (shape, scale, dtype): the visible and hidden tests' kind
+    ((2, 5, 7), 3.0, torch.float32), ((3, 20, 50), 2.0, torch.float64),
+    ((4, 32, 512), 300.0, torch.float32), ((5, 9, 11), 30.0, torch.float64),
+]
+
+
 def answer(code, grade_id):
     namespace = {"torch": torch, "np": np, "math": math, "nn": nn, "F": F}
     exec(compile(code, f"<{grade_id}>", "exec"), namespace)  # noqa: S102 (our own cases)
@@ -181,7 +261,12 @@ def passes(code, grade_id):
     except NameError:  # a cell that needs IPython (get_ipython) defines nothing here
         return False
     try:
-        if grade_id == "bert_parameters":
+        if grade_id == "masked_lm_loss":
+            for seed, (shape, scale, dtype) in enumerate(LOSS_CASES):
+                logits, targets, masked = loss_inputs(seed, shape, scale, dtype)
+                checks.check_masked_lm_loss(checks.own_work(function)(logits, targets, masked),
+                                            logits, targets, masked)
+        elif grade_id == "bert_parameters":
             for sizes in SIZES:
                 checks.check_bert_parameters(checks.own_work(function)(*sizes), *sizes)
         else:
@@ -193,7 +278,7 @@ def passes(code, grade_id):
     return True
 
 
-MINE = ("bert_parameters", "best_span")
+MINE = ("masked_lm_loss", "bert_parameters", "best_span")
 
 
 def cases_of(students):

@@ -1,6 +1,8 @@
-"""Diagnostic checks for notebook 09 (BERT and GPT): sizes and span decoding.
+"""Diagnostic checks for notebook 09 (BERT and GPT): the masked-LM loss, sizes and span
+decoding.
 
-The references are written out independently of ``course_utils``: a BERT encoder's
+The references are written out independently of ``course_utils``: the masked-LM loss is
+PyTorch's own cross-entropy at the masked positions, a BERT encoder's
 parameter count summed layer by layer from its parts (tests/test_checks_pretraining.py
 checks it against Hugging Face's ``BertModel`` and MiniLM's packaged weights), and the
 best answer span found by brute force over every pair (s, e).
@@ -9,12 +11,23 @@ best answer span found by brute force over every pair (s, e).
 import math
 
 import torch
+import torch.nn.functional as F
 
 from .core import as_tensor
 
-__all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span"]
+__all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span",
+           "check_masked_lm_loss"]
 
 PRETRAINING_MISTAKES = {
+    "not_a_loss": "the loss is one number (a tensor with one entry, or a float)",
+    "all_positions": "you averaged over every position: only the masked positions are "
+    "predicted (see what `masked` marks), and the mean runs over those alone",
+    "raw_logits": "you took the logits themselves at the targets: the loss is the negative "
+    "LOG-PROBABILITY, so normalise each row of logits over the vocabulary first",
+    "summed": "you summed over the masked positions: the loss is their MEAN, so that it does "
+    "not grow with the number of masked tokens",
+    "sign": "your loss has the wrong sign: a log-probability is ≤ 0 and the loss is its "
+    "negative, ≥ 0",
     "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
     "feed-forward layer) has a bias vector as long as its output",
     "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "
@@ -50,6 +63,47 @@ PRETRAINING_MISTAKES = {
     "not_best": "your span (s, e) satisfies s ≤ e < s + max_length but another such span has "
     "a larger start_scores[s] + end_scores[e]",
 }
+
+
+# -- the masked-LM loss ---------------------------------------------------------------------
+
+
+def _masked_lm_variants(logits, targets, masked) -> dict:
+    """The loss (key None) and the value each named mistake gives, from PyTorch's own
+    cross-entropy in float64."""
+    logits, targets = logits.double(), targets.long()
+    picked = logits.gather(-1, targets[..., None])[..., 0]             # the target's logit
+    every = F.cross_entropy(logits.flatten(0, -2), targets.flatten(), reduction="none")
+    right = F.cross_entropy(logits[masked], targets[masked])
+    return {None: right, "all_positions": every.mean(), "raw_logits": -picked[masked].mean(),
+            "summed": right * masked.sum(), "sign": -right}
+
+
+def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss") -> None:
+    """Fail unless ``actual`` is the mean over the positions where ``masked`` is True of
+    −log softmax(logits)[target] (relative tolerance 1e-4: float32 logits are allowed)."""
+    got = as_tensor(actual, name)
+    if got.numel() != 1:
+        raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES['not_a_loss']}; "
+                             f"got shape {tuple(got.shape)}.")
+    value = got.item()
+    masked = as_tensor(masked, "masked").bool()
+    variants = _masked_lm_variants(as_tensor(logits, "logits"),
+                                   as_tensor(targets, "targets"), masked)
+    expected = variants.pop(None).item()
+
+    def near(x):
+        return abs(value - x) <= 1e-4 * max(1.0, abs(x))
+
+    if near(expected):
+        return
+    for key, wrong in variants.items():
+        if near(wrong.item()):
+            raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
+    raise AssertionError(
+        f"{name} is not right: got {value:.6g}, which is none of the mistakes we know. "
+        "Take log-probabilities over the vocabulary (the last axis), pick each position's "
+        "target, keep the masked positions only, and average their negatives.")
 
 
 # -- parameter count ------------------------------------------------------------------------

@@ -191,11 +191,16 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.checks.transformer_blocks._block_variant",
         "torch.nn.TransformerEncoderLayer.forward",
     ),
-    # 06, BERT and GPT: while bert_parameters runs, no nn.Module can be built or counted
+    # 09_bert_and_gpt: while bert_parameters runs, no nn.Module can be built or counted
     # (every torch.nn.Module method is refused, so BertModel and friends cannot be either)
     "bert_parameters": (
         "torch.nn.modules.module.Module*",
         "course_utils.checks.pretraining._bert_parameters",
+    ),
+    "masked_lm_loss": (
+        "torch.nn.modules.loss.*",
+        "course_utils.checks.pretraining._masked_lm_variants",
+        "course_utils.checks.pretraining.check_masked_lm_loss",
     ),
     "best_span": (
         "course_utils.span_qa.best_span",
@@ -266,6 +271,7 @@ TORCH_TWINS: dict[str, tuple[str, ...]] = {
     "multi_head_attention": ATTENTION,
     "layer_norm": NORMALISATIONS,
     "transformer_block": ("transformer_encoder_layer",),
+    "masked_lm_loss": ("cross_entropy", "nll_loss"),
     "kernel_attention": ATTENTION,
     "causal_linear_attention": ATTENTION,
 }

@@ -1,4 +1,4 @@
-"""Students for notebook 09's round trip: bert_parameters and best_span
+"""Students for notebook 09's round trip: masked_lm_loss, bert_parameters and best_span
 (course_utils/checks/pretraining.py)."""
 
 from tests.grading_cases import Cheat
@@ -35,6 +35,17 @@ def best_span(start_scores, end_scores, max_length):
 """
 
 
+def loss_with(picked="log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1)",
+              kept="picked[masked].mean()"):
+    """A masked_lm_loss answer with one step swapped for a mistake."""
+    return f"""
+def masked_lm_loss(logits, targets, masked):
+    log_p = torch.log_softmax(logits, dim=-1)
+    picked = {picked}
+    return -{kept}
+"""
+
+
 MODULES_PARAMETERS = """
 def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
     embeddings = nn.ModuleList([nn.Embedding(vocab_size, d_model),
@@ -57,6 +68,16 @@ def best_span(start_scores, end_scores, max_length):
 """
 
 WRONG = {
+    "loss_over_every_position": {"masked_lm_loss": loss_with(kept="picked.mean()")},
+    "loss_of_raw_logits": {
+        "masked_lm_loss": loss_with(picked="logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)"),
+    },
+    "loss_summed": {"masked_lm_loss": loss_with(kept="picked[masked].sum()")},
+    "loss_with_a_naive_softmax": {     # exp overflows on large logits: nan in the hidden tests
+        "masked_lm_loss": loss_with(
+            picked="(logits.exp() / logits.exp().sum(-1, keepdim=True)).log()"
+                   ".gather(-1, targets.unsqueeze(-1)).squeeze(-1)"),
+    },
     "no_biases_and_separate_argmax": {
         "bert_parameters": parameters_with(attention="4 * d * d", feed_forward="2 * d * d_ff"),
         "best_span": """
@@ -91,6 +112,29 @@ def best_span(start_scores, end_scores, max_length):
 # --- correct alternatives: full marks on every test cell --------------------------------
 
 CORRECT = {
+    "loss_by_logsumexp_in_a_loop": {
+        "masked_lm_loss": """
+def masked_lm_loss(logits, targets, masked):
+    total, count = torch.zeros((), dtype=torch.float64), 0
+    for b, t in masked.nonzero().tolist():                   # one masked position at a time
+        row = logits[b, t].double()
+        top = row.max()
+        log_norm = top + (row - top).exp().sum().log()       # log Σ exp, shifted by the max
+        total = total + log_norm - row[targets[b, t]]
+        count += 1
+    return total / count
+""",
+    },
+    "loss_by_one_hot_in_place": {
+        "masked_lm_loss": """
+def masked_lm_loss(logits, targets, masked):
+    logits -= logits.amax(-1, keepdim=True)                  # in place: shifts change nothing
+    log_p = logits - logits.logsumexp(-1, keepdim=True)
+    hit = F.one_hot(targets, logits.shape[-1]).to(log_p.dtype)
+    per_position = -(log_p * hit).sum(-1)
+    return float((per_position * masked).sum() / masked.sum())
+""",
+    },
     "shapes_and_triu_mask": {
         "bert_parameters": """
 def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
@@ -151,6 +195,19 @@ def best_span(start_scores, end_scores, max_length):
 # --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
 
 CHEAT = {
+    "loss_module": {
+        "masked_lm_loss": Cheat("""
+def masked_lm_loss(logits, targets, masked):
+    return torch.nn.CrossEntropyLoss()(logits[masked], targets[masked])
+""", zero=True),
+    },
+    "loss_through_aten": {
+        "masked_lm_loss": Cheat("""
+def masked_lm_loss(logits, targets, masked):
+    log_p = torch.log_softmax(logits[masked], dim=-1)
+    return torch.ops.aten.nll_loss_nd(log_p, targets[masked], None, 1, -100)
+""", zero=True),
+    },
     "builds_bert_on_meta": {
         "bert_parameters": Cheat("""
 from transformers import BertConfig, BertModel
