@@ -300,17 +300,16 @@ def encode(text, ranks, special_tokens):
 
 
 def my_merge(piece, ranks):
-    parts = [piece[i : i + 1] for i in range(len(piece))]
-    while True:
-        best = None
-        for i in range(len(parts) - 1):
-            rank = ranks.get(parts[i] + parts[i + 1])
-            if rank is not None and (best is None or rank < best[0]):
-                best = (rank, i)
-        if best is None:
-            return parts
-        i = best[1]
-        parts = parts[:i] + [parts[i] + parts[i + 1]] + parts[i + 2 :]
+    parts = [bytes([byte]) for byte in piece]
+    while len(parts) > 1:
+        candidates = [(ranks[left + right], i)
+                      for i, (left, right) in enumerate(zip(parts, parts[1:]))
+                      if left + right in ranks]
+        if not candidates:
+            break
+        _, i = min(candidates)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    return parts
 """
 
 # Exercise 3 with the student's own first two steps (a Counter keeps first-occurrence order).

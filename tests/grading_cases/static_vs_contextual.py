@@ -180,12 +180,14 @@ def nearest_words(word, vocabulary, vectors, k):
     return [other for _, other in sorted(scored, reverse=True)[:k]]
 """,
     "updated_embedding": """
+import math
+
+
 def updated_embedding(E, i, Q, V):
-    E, Q, V = E.double(), Q.double(), V.double()
-    scores = E[: i + 1] @ Q
-    exps = torch.exp(scores - scores.max())
-    weights = exps / exps.sum()
-    return (E[i] + (weights[:, None] * V[: i + 1]).sum(dim=0)).float()
+    scores = [(E[j] * Q).sum().item() for j in range(i + 1)]
+    top = max(scores)  # every exponent below is <= 0: nothing overflows
+    total = sum(math.exp(score - top) for score in scores)
+    return E[i] + sum(math.exp(score - top) / total * V[j] for j, score in enumerate(scores))
 """,
     "updated_embeddings": """
 def updated_embeddings(E, Q, V):

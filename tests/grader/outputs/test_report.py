@@ -306,7 +306,7 @@ def test_mistakes_of_other_topics_and_other_forms_are_named(qk):
     mean, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
     ones, zeros = torch.ones(4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
     no_eps = failure(checks.check_layer_norm, (x - mean) / var.sqrt(), x, ones, zeros, eps=0.1)
-    assert diagnosis(no_eps) == "you left out eps: divide by √(σ² + eps)"
+    assert diagnosis(no_eps) == checks.transformer_blocks.BLOCK_MISTAKES["no_eps"]
 
 
 def test_a_known_mistake_is_found_within_any_wording(qk):
