@@ -77,7 +77,7 @@ docs: $(DEV)
 	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 
 # The class round trip (tests/test_grading.py): every grading case of every notebook handed in
-# and graded as a TA grades, through nbgrader and the sandboxed worker (about 15 minutes on
+# and graded as a TA grades, through nbgrader and the sandboxed worker (about 18 minutes on
 # 2 cores). `ASSIGNMENTS="05_masked_attention ..."` grades only those.
 test-grading: $(DEV)
 	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/test_grading.py \
