@@ -72,15 +72,15 @@ test: $(DEV) npm
 
 # The documentation site (docs/, Sphinx with MyST from the `dev` extra), offline, into
 # docs/_build/html: warnings are errors and every cross-reference must resolve (-n).
-# tests/test_docs.py builds it too, in make test, and follows every internal link.
+# tests/notebooks/test_docs.py builds it too, in make test, and follows every internal link.
 docs: $(DEV)
 	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 
-# The class round trip (tests/test_grading.py): every grading case of every notebook handed in
+# The class round trip (tests/notebooks/test_grading.py): every grading case of every notebook handed in
 # and graded as a TA grades, through nbgrader and the sandboxed worker (about 18 minutes on
 # 2 cores). `ASSIGNMENTS="05_masked_attention ..."` grades only those.
 test-grading: $(DEV)
-	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/test_grading.py \
+	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/notebooks/test_grading.py \
 	  $(foreach a,$(ASSIGNMENTS),--assignment $(a))
 
 # The TA's steps (README, "For TAs"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
@@ -172,12 +172,12 @@ bench: $(DEV)
 	$(BIN)/python -m tests.benchmarks
 
 # The GPU path (README, "A GPU"): with a CUDA build of torch and a GPU, `make test-gpu` runs
-# tests/test_cuda.py (GPU against CPU), the unit tests that compare with PyTorch on the
+# tests/course_utils/test_cuda.py (GPU against CPU), the unit tests that compare with PyTorch on the
 # notebooks' device, and the nine solution notebooks, all with COURSE_DEVICE=cuda. Without
 # CUDA, tools/require_cuda.py says what is missing and it stops before running anything.
 .PHONY: test-gpu
-GPU_TESTS := tests/test_cuda.py tests/test_attention.py tests/test_transformer.py \
-	tests/test_gpt.py tests/test_linear_attention.py tests/test_random_features.py
+GPU_TESTS := tests/course_utils/test_cuda.py tests/course_utils/models/test_attention.py tests/course_utils/models/test_transformer.py \
+	tests/course_utils/models/test_gpt.py tests/course_utils/models/test_linear_attention.py tests/course_utils/models/test_random_features.py
 test-gpu:
 	@test -x $(BIN)/python || { echo "No $(VENV) yet, so nothing was run: make setup, then" \
 	  "install a CUDA build of torch as the README says (\"A GPU\")." >&2; exit 1; }

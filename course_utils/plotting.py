@@ -28,7 +28,7 @@ def plot_attention(weights, keys, queries=None, mask=None, ax=None, title=None, 
     """Heatmap of an attention matrix α (n_q, n_k): row i is query i, column j is key j.
 
     ``keys`` (and ``queries``, which default to ``keys``) label the axes with tokens.
-    ``mask`` (bool, True = may attend, as in ``course_utils.attention``) greys out the
+    ``mask`` (bool, True = may attend, as in ``course_utils.models.attention``) greys out the
     masked entries, so that a masked 0 looks different from a learned 0. NaN entries
     (a row with nothing to attend to) are grey too and labelled NaN.
     Returns the matplotlib ``Axes``.

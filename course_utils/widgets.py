@@ -6,7 +6,8 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
 
-from .attention import masked_softmax
+from course_utils.models.attention import masked_softmax
+
 from .validation import float_tensor
 
 

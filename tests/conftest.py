@@ -40,7 +40,7 @@ def assignments(request):
 @pytest.fixture(scope="session")
 def course(tmp_path_factory, assignments):
     """A throw-away nbgrader course over those assignments, released once per session."""
-    from tests.nbgrader_course import make_course
+    from tests.support.nbgrader_course import make_course
 
     return make_course(tmp_path_factory.mktemp("course"), assignments)
 
@@ -50,7 +50,7 @@ def oracle():
     """MiniLM's (tokenizer, BertModel) loaded by transformers alone, without course_utils."""
     from transformers import BertModel, BertTokenizerFast
 
-    from course_utils.pretrained import model_path
+    from course_utils.models.pretrained import model_path
 
     tokenizer = BertTokenizerFast.from_pretrained(model_path(), local_files_only=True)
     model = BertModel.from_pretrained(model_path(), local_files_only=True).eval()

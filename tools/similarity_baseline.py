@@ -18,7 +18,7 @@ from grader.integrity.similarity import baseline
 from grader.integrity.similarity.fingerprint import answer, compare
 from grader.integrity.similarity.matches import read_release
 from tests.grading_cases import all_cases
-from tests.nbgrader_course import solution_cells
+from tests.support.nbgrader_course import solution_cells
 
 DERIVED = "works_in_place"  # CORRECT cases that are the solution changed, not independent
 

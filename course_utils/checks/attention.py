@@ -5,7 +5,13 @@ import operator
 
 import torch
 
-from ..attention import attention_scores, attention_weights, causal_mask, masked_softmax
+from course_utils.models.attention import (
+    attention_scores,
+    attention_weights,
+    causal_mask,
+    masked_softmax,
+)
+
 from .core import QUERY_AXIS, as_tensor, check_close
 
 __all__ = [
@@ -127,7 +133,7 @@ def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attenti
     With Q = X W_Q, K = X W_K, V = X W_V: alpha (n, n) is softmax(Q Kᵀ / √d_k) with the
     entries j > i masked, and a (n, d_v) is alpha V. ``a`` is compared with PyTorch's
     ``scaled_dot_product_attention(Q, K, V, is_causal=True)``; alpha with the formula
-    worked out here in float64, independently of ``course_utils.attention``.
+    worked out here in float64, independently of ``course_utils.models.attention``.
     """
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         got = type(result).__name__

@@ -1,6 +1,6 @@
 """Diagnostic checks for the BPE notebook's test cells.
 
-Each check computes the expected answer with the reference in :mod:`course_utils.bpe` (or
+Each check computes the expected answer with the reference in :mod:`course_utils.tokens.bpe` (or
 takes tiktoken's, for GPT-4's tokenizer) and, when the student's answer differs, recomputes
 the answers of the usual mistakes (pairs counted across word boundaries, only the first
 occurrence merged, ties broken another way, greedy longest match instead of the merges in
@@ -12,7 +12,7 @@ from collections import Counter
 
 import regex
 
-from course_utils import bpe, byte_bpe
+from course_utils.tokens import bpe, byte_bpe
 
 __all__ = [
     "check_pair_counts",

@@ -3,7 +3,7 @@ attention and the separation of a block of keys from a block of queries.
 
 The references are the quadratic forms of the slides, written out in float64 with an
 explicit N × N matrix of similarities φ(q_i)ᵀφ(k_j) (masked where needed), independently
-of ``course_utils.linear_attention`` (which never builds that matrix).
+of ``course_utils.models.linear_attention`` (which never builds that matrix).
 """
 
 import math

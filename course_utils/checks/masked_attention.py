@@ -1,7 +1,8 @@
 """Diagnostic checks for notebook 05: the E′ = E + A V update, masks, heads, multi-head attention.
 
 The references here are written out in float64 from the formulas (and PyTorch's own
-``nn.MultiheadAttention`` for the build exercise), independently of ``course_utils.attention``.
+``nn.MultiheadAttention`` for the build exercise),
+independently of ``course_utils.models.attention``.
 """
 
 import math

@@ -3,7 +3,8 @@ decoding.
 
 The references are written out independently of ``course_utils``: the masked-LM loss is
 PyTorch's own cross-entropy at the masked positions, a BERT encoder's
-parameter count summed layer by layer from its parts (tests/test_checks_pretraining.py
+parameter count summed layer by layer from its parts
+(tests/course_utils/checks/test_checks_pretraining.py
 checks it against Hugging Face's ``BertModel`` and MiniLM's packaged weights), and the
 best answer span found by brute force over every pair (s, e).
 """

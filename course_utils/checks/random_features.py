@@ -6,7 +6,7 @@ Every answer is a formula or a derivation, so a failure never prints the expecte
 (``reveal=False``): it names the mistake when it recognises one, else the entries that are off.
 
 The references are the formulas written out in float64 NumPy, independently of
-``course_utils.random_features`` and of scikit-learn's kernels. Random answers (the
+``course_utils.models.random_features`` and of scikit-learn's kernels. Random answers (the
 Laplacian kernel's frequencies) are checked statistically: their empirical characteristic
 function must lie within a few standard errors of the kernel, whose standard error is exact.
 """

@@ -4,7 +4,7 @@ layer norm, one block, causality.
 The references are written out in float64 from the formulas (RoPE as a complex
 multiplication by e^{i·pos·ω}), and PyTorch's own ``nn.LayerNorm`` and
 ``nn.TransformerEncoderLayer`` for the layer norm and the block, independently of
-``course_utils.transformer``.
+``course_utils.models.transformer``.
 """
 
 import torch

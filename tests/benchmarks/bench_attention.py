@@ -5,7 +5,7 @@ and on the GPU when there is one."""
 import torch
 import torch.nn.functional as F
 
-from course_utils.attention import MultiHeadAttention, attention
+from course_utils.models.attention import MultiHeadAttention, attention
 from tests.benchmarks.timing import Row, best_time, on_each_device
 
 
@@ -23,7 +23,7 @@ def causal_rows(device: torch.device) -> list[Row]:
         ours_s, fused_s = best_time(ours, device=device), best_time(fused, device=device)
         task = f"causal attention, 8x8 heads, n={n}, d=64"
         note = f"{ours_s / fused_s:.1f}x SDPA's time"
-        rows.append(Row(task, "course_utils.attention", ours_s * 1e3, "ms", note))
+        rows.append(Row(task, "course_utils.models.attention", ours_s * 1e3, "ms", note))
         rows.append(Row(task, "torch SDPA (fused)", fused_s * 1e3, "ms"))
     return rows
 

@@ -19,7 +19,7 @@ from grader.scoring import selfcheck
 from grader.scoring.autograde import autograde
 from tests.benchmarks.timing import Row
 from tests.grading_cases import all_cases
-from tests.nbgrader_course import make_course, solution_cells, submit
+from tests.support.nbgrader_course import make_course, solution_cells, submit
 
 ASSIGNMENT = "04_alpha3_by_hand"
 

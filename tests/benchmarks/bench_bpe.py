@@ -5,17 +5,17 @@ tiktoken, and once the naive merge that notebook 03 teaches). Each pair is timed
 
 import time
 
-from course_utils.bpe import learn_bpe, learn_bpe_naive
-from course_utils.byte_bpe import (
+from course_utils.data import wikipedia_text
+from course_utils.tokens.bpe import learn_bpe, learn_bpe_naive
+from course_utils.tokens.byte_bpe import (
     _byte_pair_merge,
     byte_corpus,
     cl100k,
     tiktoken_cl100k,
     train_byte_bpe,
 )
-from course_utils.data import wikipedia_text
 from tests.benchmarks.timing import Row, best_time, best_times
-from tests.peers import train_hugging_face_bpe
+from tests.support.peers import train_hugging_face_bpe
 
 TRAIN_BYTES = 900_000
 MERGES = 1000

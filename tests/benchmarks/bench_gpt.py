@@ -10,11 +10,11 @@ import time
 
 import torch
 
-from course_utils.byte_bpe import train_byte_bpe
 from course_utils.data import wikipedia_text
-from course_utils.gpt import GPTConfig, TinyGPT, next_token_loss, random_batch
+from course_utils.models.gpt import GPTConfig, TinyGPT, next_token_loss, random_batch
+from course_utils.tokens.byte_bpe import train_byte_bpe
 from tests.benchmarks.timing import Row, on_each_device, synchronize
-from tests.peers import TorchLayersGPT
+from tests.support.peers import TorchLayersGPT
 
 TEXT_CHARS = 200_000
 MERGES = 256

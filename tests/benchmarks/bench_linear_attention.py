@@ -30,8 +30,8 @@ import os
 import torch
 import torch.nn.functional as F
 
-from course_utils.linear_attention import linear_attention
 from course_utils.measure import peak_memory
+from course_utils.models.linear_attention import linear_attention
 from tests.benchmarks.timing import Row, best_times, cuda_peak_memory, on_each_device
 
 SIZES = (512, 1024, 2048, 4096, 8192)

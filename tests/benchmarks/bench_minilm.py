@@ -7,8 +7,8 @@ and on the GPU when there is one."""
 import torch
 
 from course_utils.data import wikipedia_sentences
-from course_utils.minilm import minilm_encoder
-from course_utils.pretrained import load_encoder
+from course_utils.models.minilm import minilm_encoder
+from course_utils.models.pretrained import load_encoder
 from tests.benchmarks.timing import Row, best_times, on_each_device
 
 BATCH = 32

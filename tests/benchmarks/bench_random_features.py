@@ -7,7 +7,7 @@ with equal features (the note gives the largest difference)."""
 import numpy as np
 from sklearn.kernel_approximation import RBFSampler
 
-from course_utils.random_features import RandomFourierFeatures
+from course_utils.models.random_features import RandomFourierFeatures
 from tests.benchmarks.timing import Row, best_times
 
 N_POINTS, N_FEATURES, N_COMPONENTS = 5000, 10, 1000

@@ -1,4 +1,4 @@
-"""Skip-gram with negative sampling on the Wikipedia corpus: course_utils.skipgram beside
+"""Skip-gram with negative sampling on the Wikipedia corpus: course_utils.words.skipgram beside
 gensim's ``Word2Vec``, same sentences, same settings, timed back to back.
 
 Speed is corpus words (before subsampling) x epochs / training seconds, vocabulary
@@ -17,8 +17,8 @@ from gensim.models import Word2Vec
 
 from course_utils.data import wikipedia_sentences, word_pairs
 from course_utils.device import get_device
-from course_utils.skipgram import train_skipgram
-from course_utils.word_eval import WordVectors, word_pair_spearman
+from course_utils.words.skipgram import train_skipgram
+from course_utils.words.word_eval import WordVectors, word_pair_spearman
 from tests.benchmarks.timing import Row
 
 SETTINGS = dict(dim=100, window=5, negative=5, min_count=5, sample=1e-3, lr=0.025)
@@ -77,7 +77,7 @@ def run() -> list[Row]:
         rows.append(
             Row(
                 task,
-                f"course_utils.skipgram ({device}, {threads} thr)",
+                f"course_utils.words.skipgram ({device}, {threads} thr)",
                 result.words_per_second,
                 "words/s",
                 note,

@@ -17,7 +17,7 @@ import pytest
 from tests.browser import axe
 from tests.browser.course import ASSIGNMENTS, copy_into, release, solution
 from tests.browser.notebook_page import open_in_lab
-from tests.nbgrader_course import make_course, solution_cells, submit
+from tests.support.nbgrader_course import make_course, solution_cells, submit
 from tools import slides
 
 FALLBACK_ALT = "No description has been provided for this image"

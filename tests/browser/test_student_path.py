@@ -22,7 +22,7 @@ from tests.browser.course import ASSIGNMENTS, copy_into, release, solution
 from tests.browser.notebook_page import NotebookPage, menu, open_in_lab
 from tests.browser.steps import PageErrors
 from tests.grading_cases.alpha3_by_hand import ASSIGNMENT, WRONG
-from tests.nbgrader_cells import (
+from tests.support.nbgrader_cells import (
     by_code,
     by_grade_id,
     errors,

@@ -23,7 +23,7 @@ from tests.browser.controls import (
 )
 from tests.browser.course import ASSIGNMENTS, copy_into, release
 from tests.browser.notebook_page import open_in_lab
-from tests.nbgrader_cells import by_code, exercise_cells
+from tests.support.nbgrader_cells import by_code, exercise_cells
 
 # A code cell that shows a widget: interact, an assembled box, or the course's helper.
 WIDGET_CODE = re.compile(r"widgets\.(interact|interact_manual|VBox|HBox)\(|softmax_scale_slider\(")

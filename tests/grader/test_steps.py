@@ -18,7 +18,7 @@ from tests.grader.tiny_course import (
     make_tiny_course,
     tiny_source,
 )
-from tests.nbgrader_course import page_text
+from tests.support.nbgrader_course import page_text
 
 pytestmark = pytest.mark.notebook  # runs nbgrader (a few seconds)
 

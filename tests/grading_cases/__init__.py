@@ -17,11 +17,11 @@ and a third, student id -> {answer cell grade_id: ``Cheat``}:
   score its exercise 0 (``zero``), flag its cell in grades.csv (``flagged``), or both.
 
 Every answer cell needs at least one WRONG and one CORRECT case, and every notebook a
-CHEAT case (tests/test_grading.py checks).
+CHEAT case (tests/notebooks/test_grading.py checks).
 
 The round trip hands in WRONG cases of different answer cells as one submission, and
-CORRECT and CHEAT cases the same way (tests/test_grading.py, ``submissions``); a CHEAT case
-with a cell to be flagged (a hook or mode left behind) is a submission of its own. A module
+CORRECT and CHEAT cases the same way (tests/notebooks/test_grading.py, ``submissions``); a CHEAT
+case with a cell to be flagged (a hook or mode left behind) is a submission of its own. A module
 whose answers are worked for the student's own id (04's numbers by hand) sets
 ``PER_STUDENT = True``, and each of its cases is its own student.
 """

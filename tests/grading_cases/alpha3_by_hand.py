@@ -109,24 +109,24 @@ def causal_attention(X, W_Q, W_K, W_V):
 
 
 TWIN_SCORES = """
-import course_utils.attention
+import course_utils.models.attention
 
 def scores(q, k):
-    return course_utils.attention.attention_scores(q, k)
+    return course_utils.models.attention.attention_scores(q, k)
 """
 
 TWIN_CAUSAL_SOFTMAX = """
-from course_utils.attention import causal_mask, masked_softmax
+from course_utils.models.attention import causal_mask, masked_softmax
 
 def causal_softmax(s):
     return masked_softmax(s, causal_mask(s.shape[-1], device=s.device))
 """
 
 TWIN_CAUSAL_ATTENTION = """
-import course_utils.attention
+import course_utils.models.attention
 
 def causal_attention(X, W_Q, W_K, W_V):
-    return course_utils.attention.attention(X @ W_Q, X @ W_K, X @ W_V, causal=True)
+    return course_utils.models.attention.attention(X @ W_Q, X @ W_K, X @ W_V, causal=True)
 """
 
 WRONG = {
@@ -399,7 +399,7 @@ def causal_attention(X, W_Q, W_K, W_V):
         "causal_softmax": Cheat("""
 import types
 
-import course_utils.attention as _library
+import course_utils.models.attention as _library
 
 
 def _copy(function):

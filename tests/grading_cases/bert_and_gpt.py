@@ -60,7 +60,7 @@ def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers,
 """
 
 LIBRARY_SPAN = """
-from course_utils.span_qa import best_span as decode
+from course_utils.models.span_qa import best_span as decode
 
 
 def best_span(start_scores, end_scores, max_length):

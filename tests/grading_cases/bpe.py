@@ -106,14 +106,14 @@ def encode(text, ranks, special_tokens):
 
 # Every exercise answered by the library (or tiktoken): each loses its own points.
 TWIN_COUNT_PAIRS = """
-from course_utils.bpe import count_pairs as reference_pairs
+from course_utils.tokens.bpe import count_pairs as reference_pairs
 
 
 def count_pairs(corpus):
     return reference_pairs(corpus)
 """
 TWIN_MERGE_PAIR = """
-from course_utils import bpe
+from course_utils.tokens import bpe
 
 
 def merge_pair(corpus, pair):
@@ -121,19 +121,19 @@ def merge_pair(corpus, pair):
 """
 TWIN_LEARN_VOCABULARY = """
 def learn_vocabulary(corpus, k):
-    from course_utils.bpe import learn_bpe
+    from course_utils.tokens.bpe import learn_bpe
 
     return learn_bpe(corpus, k).vocabulary
 """
 TWIN_SEGMENT_WORD = """
-from course_utils import bpe
+from course_utils.tokens import bpe
 
 
 def segment_word(word, merges):
     return list(bpe.apply_merges((*word, "_"), merges))
 """
 TWIN_MERGE_CHUNK = """
-from course_utils.byte_bpe import _byte_pair_merge
+from course_utils.tokens.byte_bpe import _byte_pair_merge
 
 
 def merge_chunk(piece, ranks):
@@ -482,10 +482,10 @@ CHEAT = {
     "tiktoken_by_other_doors": {
         # the library's count kept in a default argument
         "count_pairs": Cheat("""
-import course_utils.bpe
+import course_utils.tokens.bpe
 
 
-def count_pairs(corpus, count=course_utils.bpe.count_pairs):
+def count_pairs(corpus, count=course_utils.tokens.bpe.count_pairs):
     return count(corpus)
 """, zero=True, flagged=True),
         # a tiktoken Encoding of its own, through a method the old twin list did not name
@@ -507,10 +507,11 @@ def encode(text, ranks, special_tokens):
     },
     "course_tokenizer_by_tiktokens_names": {
         # the course's tokenizer through tiktoken's batch method, on a tokenizer of its own.
-        # (encode_batch for exercise 6 is refused too, tests/test_checks_bpe.py: a sixth
+        # (encode_batch for exercise 6 is refused too,
+        # tests/course_utils/checks/test_checks_bpe.py: a sixth
         # distinct message under test_encode would tie the class report's top five.)
         "merge_chunk": Cheat("""
-from course_utils.byte_bpe import BytePairTokenizer
+from course_utils.tokens.byte_bpe import BytePairTokenizer
 
 
 def merge_chunk(piece, ranks):
@@ -521,14 +522,14 @@ def merge_chunk(piece, ranks):
     # the trace that draws the figure after exercise 6, asked for its last step
     "the_figures_trace": {
         "merge_chunk": Cheat("""
-from course_utils.byte_bpe import merge_steps
+from course_utils.tokens.byte_bpe import merge_steps
 
 
 def merge_chunk(piece, ranks):
     return merge_steps(piece, ranks)[-1][0]
 """, zero=True),
         "encode": Cheat("""
-from course_utils import byte_bpe
+from course_utils.tokens import byte_bpe
 
 
 def encode(text, ranks, special_tokens):
@@ -543,7 +544,7 @@ def encode(text, ranks, special_tokens):
     return ids
 """, zero=True),
     },
-    # course_utils.bpe's merge_pair and merge_word pasted: names changed, comments of its
+    # course_utils.tokens.bpe's merge_pair and merge_word pasted: names changed, comments of its
     # own, the helper after its caller. Full marks; the cell is flagged with its source.
     "pasted_from_course_utils": {
         "merge_pair": Cheat("""
@@ -599,13 +600,14 @@ def segment_word(word, merges):
                 merges=[tuple(pair) for pair in merges])
     return [token.value for token in model.tokenize(word + "_")]
 """, zero=True),
-        # course_utils.bpe loaded again from its file under another name
+        # course_utils.tokens.bpe loaded again from its file under another name
         "merge_pair": Cheat("""
 import importlib.util
 
-import course_utils.bpe
+import course_utils.tokens.bpe
 
-_spec = importlib.util.spec_from_file_location("course_utils.bpe_again", course_utils.bpe.__file__)
+_spec = importlib.util.spec_from_file_location("course_utils.bpe_again",
+                                               course_utils.tokens.bpe.__file__)
 _again = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_again)
 
@@ -613,15 +615,15 @@ _spec.loader.exec_module(_again)
 def merge_pair(corpus, pair):
     return _again.merge_pair(corpus, pair)
 """, zero=True),
-        # course_utils.bpe reloaded twice: the function kept from the first reload is no
+        # course_utils.tokens.bpe reloaded twice: the function kept from the first reload is no
         # longer the module's, so a swap of what the module holds misses it
         "count_pairs": Cheat("""
 import importlib
 
-import course_utils.bpe
+import course_utils.tokens.bpe
 
-_mine = importlib.reload(course_utils.bpe).count_pairs
-importlib.reload(course_utils.bpe)
+_mine = importlib.reload(course_utils.tokens.bpe).count_pairs
+importlib.reload(course_utils.tokens.bpe)
 
 
 def count_pairs(corpus):

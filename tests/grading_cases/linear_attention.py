@@ -51,14 +51,14 @@ def separation(queries, keys):
 
 
 TWIN_KERNEL = """
-from course_utils.linear_attention import linear_attention
+from course_utils.models.linear_attention import linear_attention
 
 def kernel_attention(q, k, v, feature_map):
     return linear_attention(q, k, v, feature_map=feature_map)
 """
 
 TWIN_STEP = """
-import course_utils.linear_attention as la
+import course_utils.models.linear_attention as la
 
 def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
     phi_k = feature_map(k_i)
@@ -69,14 +69,14 @@ def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
 """
 
 TWIN_CAUSAL = """
-from course_utils.linear_attention import linear_attention
+from course_utils.models.linear_attention import linear_attention
 
 def causal_linear_attention(q, k, v, feature_map):
     return linear_attention(q, k, v, feature_map=feature_map, causal=True, chunk_size=16)
 """
 
 TWIN_SEPARATION = """
-from course_utils.linear_attention import well_separation
+from course_utils.models.linear_attention import well_separation
 
 def separation(queries, keys):
     return well_separation(queries, keys)
@@ -313,7 +313,7 @@ def causal_linear_attention(q, k, v, feature_map):
         "separation": Cheat("""
 import types
 
-import course_utils.linear_attention as _library
+import course_utils.models.linear_attention as _library
 
 _copy = types.FunctionType(_library.well_separation.__code__,
                            _library.well_separation.__globals__, "copy")

@@ -53,30 +53,30 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 
 
 TWIN_UPDATE = """
-from course_utils.attention import attention
+from course_utils.models.attention import attention
 
 def self_attention_update(E, W_Q, W_K, W_V):
     return E + attention(E @ W_Q, E @ W_K, E @ W_V)[0]
 """
 
 TWIN_MASK = """
-import course_utils.attention
+import course_utils.models.attention
 
 def padding_mask(lengths, n, causal=False):
     keys = torch.arange(n)[None, None, :] < torch.as_tensor(lengths)[:, None, None]
     mask = keys.expand(len(lengths), n, n)
-    return mask & course_utils.attention.causal_mask(n) if causal else mask
+    return mask & course_utils.models.attention.causal_mask(n) if causal else mask
 """
 
 TWIN_SPLIT = """
-from course_utils.attention import MultiHeadAttention
+from course_utils.models.attention import MultiHeadAttention
 
 def split_heads(x, num_heads):
     return MultiHeadAttention(x.shape[-1], num_heads).split_heads(x)
 """
 
 TWIN_MHA = """
-from course_utils.attention import MultiHeadAttention
+from course_utils.models.attention import MultiHeadAttention
 
 def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
     layer = MultiHeadAttention(x.shape[-1], num_heads, bias=False).to(x.dtype)

@@ -66,7 +66,7 @@ def gaussian_kernel(X, Y, sigma):
 """
 
 TWIN_FEATURES = """
-from course_utils.random_features import RandomFourierFeatures
+from course_utils.models.random_features import RandomFourierFeatures
 
 def fourier_features(X, W, b):
     rff = RandomFourierFeatures(n_components=W.shape[1]).fit(X)
@@ -82,7 +82,7 @@ def error_slope(Rs, errors):
 """
 
 TWIN_POSITIVE = """
-import course_utils.random_features as rf
+import course_utils.models.random_features as rf
 
 def positive_features(X, W):
     prf = rf.PositiveRandomFeatures(n_components=W.shape[1]).fit(X)
@@ -370,7 +370,7 @@ def gaussian_kernel(X, Y, sigma):
         "error_slope": Cheat("""
 import types
 
-import course_utils.random_features as _library
+import course_utils.models.random_features as _library
 
 _copy = types.FunctionType(_library.loglog_slope.__code__, _library.loglog_slope.__globals__)
 

@@ -101,7 +101,7 @@ def sgd_step(W, ids, t, c, lr):
 
 # Every exercise answered by the library: each loses its own points (and one cell imports).
 TWIN_WINDOW_PAIRS = """
-from course_utils.skipgram import window_pairs as library_pairs
+from course_utils.words.skipgram import window_pairs as library_pairs
 
 def window_pairs(words, c):
     return library_pairs(words, c)
@@ -109,12 +109,12 @@ def window_pairs(words, c):
 
 TWIN_WINDOW_LOSS = """
 def window_loss(W, ids, t, c):
-    import course_utils.skipgram
-    return course_utils.skipgram.window_loss(W, ids, t, c)
+    import course_utils.words.skipgram
+    return course_utils.words.skipgram.window_loss(W, ids, t, c)
 """
 
 TWIN_SGD_STEP = """
-from course_utils import skipgram
+from course_utils.words import skipgram
 
 def sgd_step(W, ids, t, c, lr):
     leaf = W.clone().requires_grad_()
@@ -126,7 +126,7 @@ def sgd_step(W, ids, t, c, lr):
 """
 
 TWIN_NEGATIVE_SAMPLING = """
-from course_utils.skipgram import negative_sampling_loss as library_loss
+from course_utils.words.skipgram import negative_sampling_loss as library_loss
 
 def negative_sampling_loss(v_center, u_context, u_negatives):
     return library_loss(v_center, u_context, u_negatives)
@@ -319,7 +319,7 @@ CHEAT = {
     "lazy_and_autograd": {
         # the pairs of the library, computed only when the check looks at them
         "window_pairs": Cheat("""
-from course_utils.skipgram import window_pairs as library_pairs
+from course_utils.words.skipgram import window_pairs as library_pairs
 
 
 def window_pairs(words, c):
@@ -390,7 +390,7 @@ def sgd_step(W, ids, t, c, lr):
         "window_pairs": Cheat("""
 import threading
 
-from course_utils import skipgram as _library
+from course_utils.words import skipgram as _library
 
 
 def window_pairs(words, c):
@@ -404,10 +404,10 @@ def window_pairs(words, c):
         "window_loss": Cheat("""
 import importlib.util
 
-import course_utils.skipgram
+import course_utils.words.skipgram
 
 _spec = importlib.util.spec_from_file_location("course_utils.skipgram_again",
-                                               course_utils.skipgram.__file__)
+                                               course_utils.words.skipgram.__file__)
 _again = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_again)
 

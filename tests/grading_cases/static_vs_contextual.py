@@ -80,7 +80,7 @@ def updated_embeddings(E, Q, V):
 # Every exercise answered by its library twin (one import in the answer cell, one in the
 # function): each loses its points, and the grading flags the imports.
 TWIN_EMBED = """
-from course_utils.embeddings import lookup
+from course_utils.words.embeddings import lookup
 
 
 def embed(weight_t, n):
@@ -88,7 +88,7 @@ def embed(weight_t, n):
 """
 
 TWIN_COSINE = """
-from course_utils.embeddings import cosine_similarity
+from course_utils.words.embeddings import cosine_similarity
 
 
 def cosine_matrix(a, b):
@@ -97,7 +97,7 @@ def cosine_matrix(a, b):
 
 TWIN_NEAREST = """
 def nearest_words(word, vocabulary, vectors, k):
-    from course_utils.embeddings import nearest_neighbours
+    from course_utils.words.embeddings import nearest_neighbours
 
     me = vocabulary.index(word)
     found = nearest_neighbours(vectors[me], vectors, k=k, exclude=[me])
@@ -105,15 +105,15 @@ def nearest_words(word, vocabulary, vectors, k):
 """
 
 TWIN_UPDATE = """
-import course_utils.embeddings
+import course_utils.words.embeddings
 
 
 def updated_embedding(E, i, Q, V):
-    return course_utils.embeddings.contextual_update(E, i, Q, V).updated
+    return course_utils.words.embeddings.contextual_update(E, i, Q, V).updated
 """
 
 TWIN_BUILD = """
-from course_utils.attention import attention
+from course_utils.models.attention import attention
 
 
 def updated_embeddings(E, Q, V):
@@ -122,7 +122,7 @@ def updated_embeddings(E, Q, V):
 
 # The build exercise answered with the library's single-word update, one row at a time.
 TWIN_BUILD_ROWS = """
-from course_utils.embeddings import contextual_update
+from course_utils.words.embeddings import contextual_update
 
 
 def updated_embeddings(E, Q, V):
@@ -366,7 +366,7 @@ def cosine_matrix(a, b):
         "nearest_words": Cheat("""
 import types
 
-from course_utils import embeddings as _library
+from course_utils.words import embeddings as _library
 
 _neighbours = types.FunctionType(_library.nearest_neighbours.__code__,
                                  _library.nearest_neighbours.__globals__, "neighbours",

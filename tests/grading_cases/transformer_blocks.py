@@ -69,7 +69,7 @@ def is_causal(f, x):
 
 
 TWIN_POSITIONS = """
-from course_utils.transformer import sinusoidal_positions
+from course_utils.models.transformer import sinusoidal_positions
 
 def positional_encoding(n_positions, d_model):
     return sinusoidal_positions(n_positions, d_model)
@@ -306,7 +306,7 @@ def rope(x, positions):                 # adds PE(pos) instead of rotating
 """
 
 ROPE_LIBRARY = """
-from course_utils.transformer import rotary_embedding
+from course_utils.models.transformer import rotary_embedding
 
 
 def rope(x, positions):
@@ -457,7 +457,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "layer_norm": Cheat("""
 import types
 
-import course_utils.transformer as _library
+import course_utils.models.transformer as _library
 
 _copy = types.FunctionType(_library.layer_norm.__code__, _library.layer_norm.__globals__, "copy",
                            _library.layer_norm.__defaults__)

@@ -37,7 +37,7 @@ from tests.conftest import REPO
 from tests.grading_cases.alpha3_by_hand import WRONG, by_hand_answers, written
 from tests.hub.hub_client import Hub, UserServer
 from tests.hub.hub_server import running_hub
-from tests.nbgrader_course import make_course, solution_cells
+from tests.support.nbgrader_course import make_course, solution_cells
 
 pytestmark = pytest.mark.notebook
 

@@ -31,7 +31,7 @@ from tests.grading_cases.alpha3_by_hand import NO_SQRT, WRONG
 from tests.hub.hub_client import Hub, UserServer
 from tests.hub.hub_server import running_hub
 from tests.hub.test_course_server import ASSIGNMENT, answer, run_ta, start_servers
-from tests.nbgrader_course import make_course, solution_cells
+from tests.support.nbgrader_course import make_course, solution_cells
 
 pytestmark = pytest.mark.notebook
 

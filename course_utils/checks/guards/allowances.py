@@ -116,7 +116,8 @@ class Allowance:
 
 DEFAULT = Allowance()
 # What running a given model takes: the course's layers it is built from, and theirs in torch.
-MODEL_MODULES = ("course_utils.attention", "course_utils.transformer", "course_utils.validation")
+MODEL_MODULES = (
+    "course_utils.models.attention", "course_utils.models.transformer", "course_utils.validation")
 MODEL_OPS = frozenset({"linear", "dropout", "layer_norm", "scaled_dot_product_attention",
                        "embedding"})
 # 02's losses may take PyTorch's cross-entropy (log-softmax and the negative log-likelihood
@@ -126,7 +127,7 @@ NO_AUTOGRAD = Allowance(torch_ops=(ELEMENTARY | LOSSES) - {
     "requires_grad_", "enable_grad", "set_grad_enabled", "grad.__get__"})
 
 READING_A_TOKENIZER = tuple(
-    f"course_utils.byte_bpe.BytePairTokenizer.{name}" for name in (
+    f"course_utils.tokens.byte_bpe.BytePairTokenizer.{name}" for name in (
         "ranks", "special_tokens", "special_tokens_set", "max_token_value", "n_vocab",
         "eot_token", "is_special_token", "decode_single_token_bytes", "token_bytes",
         "decode_bytes", "decode", "decode_with_offsets", "__repr__"))
@@ -163,8 +164,8 @@ ALLOWANCES: dict[str, Allowance] = {
     "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity"}),
     # 03's exercise 3 stands on the references of exercises 1 and 2, which its text offers
     "learn_vocabulary": Allowance(modules=DEFAULT.modules + (
-        "course_utils.bpe.count_pairs", "course_utils.bpe.merge_pair",
-        "course_utils.bpe.merge_word")),
+        "course_utils.tokens.bpe.count_pairs", "course_utils.tokens.bpe.merge_pair",
+        "course_utils.tokens.bpe.merge_word")),
     # 03's byte-level exercises split text with the notebook's pattern, as GPT-4 does, and
     # may read the tokenizer's vocabulary (reading answers nothing; encoding is refused)
     "merge_chunk": BYTE_LEVEL,

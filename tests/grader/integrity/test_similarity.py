@@ -36,7 +36,7 @@ from grader.integrity.tamper import read_scan_context
 from grader.outputs.report import render_report
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
-from tests.nbgrader_course import solution_cells, submit
+from tests.support.nbgrader_course import solution_cells, submit
 from tools.similarity_baseline import DERIVED, course_answers, measure
 
 A02, A04 = "02_skipgram", "04_alpha3_by_hand"
@@ -354,7 +354,7 @@ def test_a_submission_that_is_not_a_notebook_is_named_and_the_others_compared(tm
 A03 = "03_bpe"
 MARGIN = 0.25  # how far below the threshold independent right answers stay (README, TAs)
 PASTED = {  # the CHEAT cases that paste the course's code (renamed, re-commented, re-ordered)
-    (A03, "merge_pair"): ("pasted_from_course_utils", "course_utils.bpe.merge_word"),
+    (A03, "merge_pair"): ("pasted_from_course_utils", "course_utils.tokens.bpe.merge_word"),
     (A02, "sgd_step"): ("pasted_from_the_check", "course_utils.checks.skipgram._window_gradient"),
 }
 

@@ -6,7 +6,7 @@ from course_utils.by_hand import sentence_of
 from grader.integrity.similarity import matches
 from tests.grader.integrity.test_similarity import A04, make_class
 from tests.grading_cases.alpha3_by_hand import BY_HAND, by_hand_answers, written
-from tests.nbgrader_course import submit
+from tests.support.nbgrader_course import submit
 
 CLASS = ("dee", "eve", "fay", "gus")
 

@@ -152,7 +152,7 @@ TAMPERING = {
         "c = importlib.import_module('course_utils.checks')\nc.check_close = print",
         [(1, LOADS_CODE), (2, LOADS_CODE), (3, PATCHES_COURSE_UTILS)]),
     "the library the checks compare with": (
-        "import course_utils.attention as attention\nattention.attention_scores = print",
+        "import course_utils.models.attention as attention\nattention.attention_scores = print",
         [(2, PATCHES_COURSE_UTILS)]),
     # patches a numpy/torch test helper
     "np.testing": ("np.testing.assert_allclose = print", [(1, PATCHES_TEST_HELPER)]),
@@ -500,7 +500,7 @@ NEAR_MISSES = {
     "reads checks": (
         "def scores(q, k):\n    checks.check_shape(q @ k.T, (2, 3))\n    return q @ k.T"),
     "calls the library": (
-        "from course_utils.attention import attention_scores\n\n"
+        "from course_utils.models.attention import attention_scores\n\n"
         "def scores(q, k):\n    return attention_scores(q, k)"),
     "reads np.allclose and torch.allclose": (
         "def scores(q, k):\n    result = q @ k.T\n"
@@ -577,7 +577,7 @@ NEAR_MISSES = {
     "private names of its own": (
         "_helper = 3\n\ndef _private_helper(x):\n    return x\n\n_private_helper(_helper)"),
     "a private helper of the course's library (a twin: its own check)": (
-        "from course_utils.byte_bpe import _byte_pair_merge"),
+        "from course_utils.tokens.byte_bpe import _byte_pair_merge"),
     "getattr, setattr and hasattr of written names": (
         "class Block(nn.Module):\n    def forward(self, x):\n"
         "        setattr(self, 'last', x)\n        if hasattr(self, 'bias'):\n"

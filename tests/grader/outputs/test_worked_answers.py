@@ -3,7 +3,7 @@ their exercise (grader.outputs.worked_answers, grader.outputs.feedback.ShowWorke
 
 ``tiny`` (tests/grader/tiny_course.py) with a worked answer under exercise ``double``'s
 test and one under the written answer; the notebooks' own worked answers are
-checked against their releases in tests/test_worked_answers.py.
+checked against their releases in tests/notebooks/test_worked_answers.py.
 """
 
 from datetime import UTC, datetime, timedelta
@@ -32,7 +32,7 @@ from tests.grader.tiny_course import (
     make_tiny_course,
     worked_cell,
 )
-from tests.nbgrader_course import page_text
+from tests.support.nbgrader_course import page_text
 
 # --- where a worked answer goes back -------------------------------------------------------
 

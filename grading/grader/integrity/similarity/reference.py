@@ -4,7 +4,7 @@ The references are the code a student could paste instead of writing it:
 
 * every function of the installed ``course_utils``, its checks included (methods and nested
   functions too, each on its own, read with ``ast``), named as it is imported
-  (``course_utils.bpe.merge_pair``, ``course_utils.checks.skipgram._window_gradient``), its
+  (``course_utils.tokens.bpe.merge_pair``, ``course_utils.checks.skipgram._window_gradient``), its
   docstring left out: a pasted function matches its code whatever became of its docstring;
 * the instructor's answer of the very cell (``solution of merge_chunk``), from solutions/.
 
@@ -49,7 +49,7 @@ class Pasted:
     """An answer cell found alike a reference of the course."""
 
     cell: str  # the answer cell's grade_id
-    source: str  # the reference's name: course_utils.bpe.merge_pair, solution of merge_pair
+    source: str  # the reference's name: course_utils.tokens.bpe.merge_pair, solution of merge_pair
     similarity: float
     answer: Answer
     reference: Answer
@@ -190,7 +190,7 @@ def pasted(cell: str, text: str, refs: References, threshold: float,
 
 def flags(source: nbformat.NotebookNode, notebook: nbformat.NotebookNode,
           threshold: float = THRESHOLD) -> list[str]:
-    """"cell merge_pair matches course_utils.bpe.merge_word (similarity 0.93)" for each
+    """"cell merge_pair matches course_utils.tokens.bpe.merge_word (similarity 0.93)" for each
     code answer cell of a submitted ``notebook`` alike a function of course_utils."""
     refs = references(source)
     found = []

@@ -1,0 +1,290 @@
+"""Extractive question answering as BERT is fine-tuned for SQuAD, on the course's MiniLM.
+
+The question and the passage go in as one sentence pair, with token types 0 and 1:
+
+    [CLS] question [SEP] passage [SEP]        token types 0 … 0 0 1 … 1 1
+
+The answer is a span of the *passage*. A span head, one ``nn.Linear(384, 2)`` on the
+encoder's last hidden state H (batch, n, 384), gives every token a start score and an
+end score (Hugging Face's ``BertForQuestionAnswering`` calls it ``qa_outputs``):
+
+    [start_scores, end_scores] = H W + b          W: (384, 2), b: (2,)
+
+and the answer is the span (s, e) of passage tokens that maximises
+start_scores[s] + end_scores[e] with s ≤ e < s + max_length (``best_span``).
+Fine-tuning minimises the mean of the two cross-entropies, −log softmax(start)[s*] and
+−log softmax(end)[e*], over the passage tokens, for the true span (s*, e*).
+
+The task is generated (``generated_questions``): passages of two short facts
+("Anna bought three apples in Paris. Omar sold five maps in Hong Kong.") and a question
+on one of them whose answer is a name ("Who ...?"), a place ("Where ...?") or a number
+("How many ...?"). To train in seconds on a CPU, ``train_span_qa`` freezes the
+embeddings and the lower blocks, runs them once over the training passages and caches
+their output; only the top block(s) and the head learn.
+"""
+
+import random
+import re
+import string
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from course_utils.validation import float_tensor, integer, number, positive_int
+
+from .minilm import MiniLMEncoder
+
+__all__ = [
+    "QAExample",
+    "SpanQA",
+    "answer_questions",
+    "best_span",
+    "encode_questions",
+    "exact_match",
+    "generated_questions",
+    "normalise_answer",
+    "train_span_qa",
+]
+
+PASSAGE = 1  # the token type of the passage, the second sentence of the pair
+
+NAMES = ("Anna", "Ben", "Clara", "David", "Emma", "Felix", "Grace", "Hugo", "Ida", "Jonas",
+         "Lena", "Marco", "Nora", "Omar", "Paula", "Rosa", "Sam", "Tara", "Vera", "Oscar")
+PLACES = ("Paris", "Berlin", "Madrid", "Rome", "Vienna", "Lisbon", "Oslo", "Prague", "Dublin",
+          "Cairo", "New York", "Hong Kong", "Cape Town", "Buenos Aires", "Los Angeles",
+          "Rio de Janeiro")
+NUMBERS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve",
+           "fifteen", "twenty")
+THINGS = ("apples", "books", "letters", "chairs", "lamps", "boats", "paintings", "bicycles",
+          "hats", "maps")
+VERBS = (("bought", "buy"), ("sold", "sell"), ("painted", "paint"), ("carried", "carry"),
+         ("found", "find"), ("counted", "count"), ("repaired", "repair"), ("ordered", "order"))
+
+
+@dataclass(frozen=True)
+class QAExample:
+    """A question, its passage, and the answer: ``passage[answer_start:][:len(answer)]``."""
+
+    question: str
+    passage: str
+    answer: str
+    answer_start: int
+
+
+def generated_questions(n: int, seed: int = 0) -> list[QAExample]:
+    """``n`` questions over generated two-fact passages, seeded.
+
+    Each passage states two facts, "<name> <verb> <number> <things> in <place>.", with
+    different names, verbs, numbers, things and places; the question asks for the name
+    (Who <verb> the <things>?), the place (Where did <name> ...?) or the number (How many
+    <things> did <name> ...?) of one of them, so that the right fact must be found too.
+    """
+    positive_int("n", n)
+    integer("seed", seed, minimum=0)
+    generator = random.Random(seed)
+    examples = []
+    for _ in range(n):
+        names, places, numbers, things, verbs = (
+            generator.sample(pool, 2) for pool in (NAMES, PLACES, NUMBERS, THINGS, VERBS))
+        facts = [f"{names[i]} {verbs[i][0]} {numbers[i]} {things[i]} in {places[i]}."
+                 for i in range(2)]
+        i, kind = generator.randrange(2), generator.randrange(3)
+        question, answer = (
+            (f"Who {verbs[i][0]} the {things[i]}?", names[i]),
+            (f"Where did {names[i]} {verbs[i][1]} the {things[i]}?", places[i]),
+            (f"How many {things[i]} did {names[i]} {verbs[i][1]}?", numbers[i]),
+        )[kind]
+        fact_start = 0 if i == 0 else len(facts[0]) + 1
+        answer_start = fact_start + re.search(rf"\b{answer}\b", facts[i]).start()
+        examples.append(QAExample(question, " ".join(facts), answer, answer_start))
+    return examples
+
+
+def encode_questions(tokenizer, questions: list[str], passages: list[str],
+                     answer_starts=None, answers=None) -> dict:
+    """Tokenise (question, passage) pairs as ``[CLS] q [SEP] p [SEP]``, padded.
+
+    Returns the tokenizer's ``input_ids``, ``token_type_ids`` and ``attention_mask``
+    (batch, n), ``offsets`` (batch, n, 2: each token's characters in its own text),
+    ``passage_mask`` (batch, n: True at the passage's tokens, the only possible answer
+    tokens) and, when ``answer_starts`` and ``answers`` are given, ``start_positions`` and
+    ``end_positions`` (batch,): the first and last passage token of each answer.
+    """
+    if len(questions) != len(passages):
+        raise ValueError(f"one passage per question: got {len(questions)} questions and "
+                         f"{len(passages)} passages")
+    batch = tokenizer(list(questions), list(passages), padding=True,
+                      return_offsets_mapping=True, return_tensors="pt")
+    encoded = {name: batch[name] for name in ("input_ids", "token_type_ids", "attention_mask")}
+    encoded["offsets"] = batch["offset_mapping"]
+    encoded["passage_mask"] = torch.tensor(
+        [[piece == PASSAGE for piece in batch.sequence_ids(k)] for k in range(len(questions))])
+    if answer_starts is None:
+        return encoded
+    starts, ends = [], []
+    for k, (start, answer) in enumerate(zip(answer_starts, answers, strict=True)):
+        inside = [j for j, (a, b) in enumerate(encoded["offsets"][k].tolist())
+                  if encoded["passage_mask"][k, j] and b > start and a < start + len(answer)]
+        if not inside:
+            raise ValueError(f"the answer {answer!r} at character {start} is not in passage {k}")
+        starts.append(inside[0])
+        ends.append(inside[-1])
+    encoded["start_positions"], encoded["end_positions"] = torch.tensor(starts), torch.tensor(ends)
+    return encoded
+
+
+class SpanQA(nn.Module):
+    """A BERT encoder (the course's ``MiniLMEncoder``) and a span head ``qa_outputs``.
+
+    ``forward`` returns ``(start_scores, end_scores)``, each (batch, n): one score per
+    token, as ``BertForQuestionAnswering`` computes its start and end logits.
+    """
+
+    def __init__(self, encoder: MiniLMEncoder):
+        super().__init__()
+        if not isinstance(encoder, MiniLMEncoder):
+            raise TypeError(f"encoder must be a MiniLMEncoder; got {type(encoder).__name__}")
+        self.encoder = encoder
+        self.qa_outputs = nn.Linear(encoder.config.hidden_size, 2)
+
+    def lower(self, input_ids, attention_mask, token_type_ids, blocks: int) -> torch.Tensor:
+        """The hidden state after the embeddings and the first ``blocks`` blocks (batch, n, d)."""
+        integer("blocks", blocks, minimum=0, maximum=len(self.encoder.blocks))
+        mask = attention_mask.bool()[:, None, None, :]  # keys only, as BERT masks padding
+        hidden = self.encoder.embed(input_ids, token_type_ids)
+        for block in self.encoder.blocks[:blocks]:
+            hidden = block(hidden, mask=mask)
+        return hidden
+
+    def upper(self, hidden, attention_mask, blocks: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The blocks after the first ``blocks``, then the head: (start, end) scores."""
+        mask = attention_mask.bool()[:, None, None, :]
+        for block in self.encoder.blocks[blocks:]:
+            hidden = block(hidden, mask=mask)
+        start, end = self.qa_outputs(hidden).unbind(dim=-1)
+        return start, end
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        """(start_scores, end_scores), each (batch, n), for a batch of question-passage pairs."""
+        return self.upper(self.lower(input_ids, attention_mask, token_type_ids, 0),
+                          attention_mask, 0)
+
+
+def span_loss(start, end, encoded: dict) -> torch.Tensor:
+    """Mean of the start and end cross-entropies, over the passage tokens only."""
+    outside = ~encoded["passage_mask"].to(start.device)
+    start, end = start.masked_fill(outside, -1e4), end.masked_fill(outside, -1e4)
+    return (F.cross_entropy(start, encoded["start_positions"].to(start.device))
+            + F.cross_entropy(end, encoded["end_positions"].to(start.device))) / 2
+
+
+def train_span_qa(model: SpanQA, encoded: dict, frozen_blocks: int, steps: int,
+                  batch_size: int = 16, lr: float = 2e-3, seed: int = 0) -> list[float]:
+    """Fine-tune the top blocks and the head of ``model`` on ``encoded`` (``encode_questions``
+    with answers); returns the loss of every step.
+
+    The embeddings and the first ``frozen_blocks`` blocks stay fixed: their output is
+    computed once and cached. Each step draws ``batch_size`` examples (seeded by ``seed``)
+    and takes one AdamW step on the mean cross-entropy of the true start and end over the
+    passage tokens. Dropout stays off (eval mode), as for so short a run it only adds noise.
+    Afterwards the model is in eval mode and only the trained parameters require gradients.
+    """
+    integer("frozen_blocks", frozen_blocks, minimum=0, maximum=len(model.encoder.blocks))
+    positive_int("steps", steps)
+    positive_int("batch_size", batch_size)
+    number("lr", lr)
+    device = model.qa_outputs.weight.device
+    inputs = [encoded[name].to(device)
+              for name in ("input_ids", "attention_mask", "token_type_ids")]
+    model.eval()
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    trained = [*model.encoder.blocks[frozen_blocks:], model.qa_outputs]
+    parameters = [p for module in trained for p in module.parameters()]
+    for parameter in parameters:
+        parameter.requires_grad_(True)
+    with torch.no_grad():
+        cached = model.lower(*inputs, blocks=frozen_blocks)
+    optimiser = torch.optim.AdamW(parameters, lr=lr)
+    generator = torch.Generator().manual_seed(seed)
+    losses = []
+    for _ in range(steps):
+        rows = torch.randint(len(cached), (batch_size,), generator=generator)
+        start, end = model.upper(cached[rows.to(device)], inputs[1][rows.to(device)],
+                                 frozen_blocks)
+        loss = span_loss(start, end, {name: encoded[name][rows] for name in
+                                      ("passage_mask", "start_positions", "end_positions")})
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    return losses
+
+
+def best_span(start_scores, end_scores, max_length: int) -> tuple[int, int]:
+    """The span (s, e) maximising start_scores[s] + end_scores[e], s ≤ e < s + max_length.
+
+    ``start_scores`` and ``end_scores`` are 1-D tensors of the same length (one score per
+    candidate token); the first best pair (in row-major order) wins a tie.
+    """
+    float_tensor("start_scores", start_scores)
+    float_tensor("end_scores", end_scores)
+    if start_scores.dim() != 1 or start_scores.shape != end_scores.shape:
+        raise ValueError("start_scores and end_scores must be 1-D and of one length; got shapes "
+                         f"{tuple(start_scores.shape)} and {tuple(end_scores.shape)}")
+    positive_int("max_length", max_length)
+    n = len(start_scores)
+    total = start_scores[:, None] + end_scores[None, :]            # (s, e)
+    allowed = torch.ones(n, n, dtype=torch.bool, device=total.device).triu()
+    allowed &= ~torch.ones_like(allowed).triu(max_length)          # e − s < max_length
+    flat = total.masked_fill(~allowed, float("-inf")).flatten().argmax().item()
+    return divmod(flat, n)
+
+
+def answer_questions(model: SpanQA, tokenizer, questions: list[str], passages: list[str],
+                     max_length: int = 10) -> list[dict]:
+    """The answer span of each question in its passage, decoded with ``best_span``.
+
+    Returns one dict per question: ``answer`` (the passage's characters from the start
+    token's first to the end token's last), ``start`` and ``end`` (token positions in
+    the pair), ``tokens`` (the pair's tokens), ``passage_mask`` (n,: True at the passage's
+    tokens) and ``start_scores``/``end_scores`` (n,).
+    """
+    encoded = encode_questions(tokenizer, questions, passages)
+    device = model.qa_outputs.weight.device
+    model.eval()
+    with torch.no_grad():
+        start, end = model(*(encoded[name].to(device)
+                             for name in ("input_ids", "attention_mask", "token_type_ids")))
+    results = []
+    for k, passage in enumerate(passages):
+        where = encoded["passage_mask"][k].nonzero().flatten()
+        s, e = best_span(start[k, where].cpu(), end[k, where].cpu(), max_length)
+        first, last = where[s].item(), where[e].item()
+        offsets = encoded["offsets"][k]
+        results.append({
+            "answer": passage[offsets[first, 0]:offsets[last, 1]],
+            "start": first, "end": last,
+            "tokens": tokenizer.convert_ids_to_tokens(encoded["input_ids"][k]),
+            "passage_mask": encoded["passage_mask"][k],
+            "start_scores": start[k].cpu(), "end_scores": end[k].cpu(),
+        })
+    return results
+
+
+def normalise_answer(text: str) -> str:
+    """SQuAD's normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = "".join(c for c in text.lower() if c not in string.punctuation)
+    return " ".join(word for word in text.split() if word not in ("a", "an", "the"))
+
+
+def exact_match(predictions: list[str], answers: list[str]) -> float:
+    """The fraction of predictions equal to their answer after ``normalise_answer``."""
+    if len(predictions) != len(answers) or not answers:
+        raise ValueError(f"one prediction per answer, at least one: got {len(predictions)} "
+                         f"predictions and {len(answers)} answers")
+    same = [normalise_answer(p) == normalise_answer(a)
+            for p, a in zip(predictions, answers, strict=True)]
+    return sum(same) / len(same)

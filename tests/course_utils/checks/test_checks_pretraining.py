@@ -1,0 +1,308 @@
+"""The checks of notebook 09 (BERT and GPT) against independent oracles: a masked-LM
+loss written out position by position with math.log and math.exp, Hugging Face's
+BertModel (built on the meta device) and MiniLM's packaged weights for the
+parameter count, an itertools search over every pair for the best span; and the grading
+cases' answers (tests/grading_cases/bert_and_gpt.py) run through own_work."""
+
+import itertools
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+from torch import nn
+from transformers import BertConfig, BertModel
+
+from course_utils import checks
+from course_utils.checks.pretraining import PRETRAINING_MISTAKES, _bert_parameters
+from course_utils.models.pretrained import model_path
+from tests.grading_cases import Cheat
+from tests.grading_cases import bert_and_gpt as cases
+
+# (vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff)
+MINILM = (30522, 512, 2, 384, 6, 1536)
+BERT_BASE = (30522, 512, 2, 768, 12, 3072)
+BERT_LARGE = (30522, 512, 2, 1024, 24, 4096)
+ODD = (1000, 64, 3, 48, 5, 100)
+TINY = (100, 16, 2, 8, 2, 32)
+SIZES = [MINILM, BERT_BASE, BERT_LARGE, ODD, TINY]
+
+
+def hugging_face(sizes, pooler=False):
+    """{parameter name: numel} of BertModel with these sizes, built on the meta device."""
+    vocab, positions, types, d, layers, d_ff = sizes
+    config = BertConfig(vocab_size=vocab, max_position_embeddings=positions,
+                        type_vocab_size=types, hidden_size=d, num_hidden_layers=layers,
+                        num_attention_heads=1, intermediate_size=d_ff)
+    with torch.device("meta"):
+        model = BertModel(config, add_pooling_layer=pooler)
+    return {name: p.numel() for name, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("sizes", SIZES)
+def test_the_reference_count_is_hugging_faces_bert_model(sizes):
+    assert _bert_parameters(*sizes) == sum(hugging_face(sizes).values())
+    assert _bert_parameters(*sizes, pooler=True) == sum(hugging_face(sizes, pooler=True).values())
+
+
+def test_the_reference_count_is_minilms_packaged_weights():
+    weights = load_file(model_path() / "model.safetensors")
+    encoder = {name: t for name, t in weights.items()
+               if not name.startswith("pooler.") and not name.endswith("position_ids")}
+    assert _bert_parameters(*MINILM) == sum(t.numel() for t in encoder.values()) == 22_565_376
+
+
+@pytest.mark.parametrize("answer", [22_565_376, np.int64(22_565_376), torch.tensor(22_565_376),
+                                    22_565_376.0])
+def test_a_right_count_passes_in_any_numeric_type(answer):
+    checks.check_bert_parameters(answer, *MINILM)
+
+
+MISSING = {  # the mistake, and the Hugging Face parameters it leaves out (or adds)
+    "no_biases": r"(query|key|value|dense)\.bias",
+    "no_layer_norms": r"LayerNorm",
+    "no_positions": r"position_embeddings",
+    "no_types": r"token_type_embeddings",
+    "ff_once": r"layer\.\d+\.output\.dense",
+    "no_output_projection": r"attention\.output\.dense",
+}
+
+
+@pytest.mark.parametrize("sizes", [MINILM, BERT_LARGE, ODD])
+@pytest.mark.parametrize("mistake", sorted(MISSING))
+def test_each_counting_mistake_is_named(sizes, mistake):
+    count = sum(n for name, n in hugging_face(sizes).items()
+                if not re.search(MISSING[mistake], name))
+    with pytest.raises(AssertionError, match=re.escape(PRETRAINING_MISTAKES[mistake])):
+        checks.check_bert_parameters(count, *sizes)
+
+
+def test_the_pooler_and_a_single_layer_are_named_and_other_counts_fail():
+    with_pooler = sum(hugging_face(ODD, pooler=True).values())
+    with pytest.raises(AssertionError, match="pooler"):
+        checks.check_bert_parameters(with_pooler, *ODD)
+    with pytest.raises(AssertionError, match="multiply the per-layer count"):
+        checks.check_bert_parameters(_bert_parameters(*ODD[:4], 1, ODD[5]), *ODD)
+    with pytest.raises(AssertionError, match=r"expected 22,565,376, got 22,565,377"):
+        checks.check_bert_parameters(22_565_377, *MINILM)
+    for not_a_count in (22_565_376.5, [1, 2], None):
+        with pytest.raises(AssertionError):
+            checks.check_bert_parameters(not_a_count, *MINILM)
+
+
+# -- the best span ----------------------------------------------------------------------------
+
+
+def every_best_pair(start, end, max_length):
+    """All pairs with s <= e < s + max_length and the largest start[s] + end[e]."""
+    pairs = [(s, e) for s, e in itertools.product(range(len(start)), repeat=2)
+             if s <= e < s + max_length]
+    best = max(start[s] + end[e] for s, e in pairs)
+    return [(s, e) for s, e in pairs if start[s] + end[e] == best]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_best_pair_passes_in_any_form_and_every_other_pair_fails(seed):
+    generator = torch.Generator().manual_seed(seed)
+    start, end = torch.randint(-3, 4, (2, 7), generator=generator).double()   # ties happen
+    best = every_best_pair(start.tolist(), end.tolist(), 3)
+    for s, e in itertools.product(range(7), repeat=2):
+        if (s, e) in best:
+            for form in ((s, e), [s, e], np.array([s, e]), torch.tensor([s, e])):
+                checks.check_best_span(form, start, end, 3)
+        else:
+            with pytest.raises(AssertionError):
+                checks.check_best_span((s, e), start, end, 3)
+
+
+def test_a_pair_that_ties_the_best_in_float32_passes():
+    start = torch.tensor([10.0, 10.0 + 1e-7], dtype=torch.float64)  # equal in float32
+    end = torch.zeros(2, dtype=torch.float64)
+    scores = start.float()[:, None] + end.float()[None, :]          # a float32 answer's sums
+    assert scores[0, 0] == scores[1, 1]
+    assert every_best_pair(start.tolist(), end.tolist(), 2) == [(1, 1)]
+    checks.check_best_span((0, 0), start, end, 2)
+    with pytest.raises(AssertionError):
+        checks.check_best_span((0, 0), start + torch.tensor([0.0, 1e-3], dtype=torch.float64),
+                               end, 2)
+
+
+@pytest.mark.parametrize(("start", "end", "max_length", "answer", "mistake"), [
+    ([0, 0, 9, 0], [5, 0, 0, 1], 4, (2, 0), "separate_argmax"),
+    ([0, 9, 0, 0, 0], [8, 0, 0, 0, 9], 2, (1, 0), "end_before_start"),
+    ([5, 0, 0, 0, 0], [0, 0, 0, 6, 7], 3, (0, 3), "too_long"),
+    ([5, 0, 0, 0], [0, 1, 2, 6], 3, (0, 1), "too_short"),
+    ([0, 5, 0, 0], [0, 0, 4, 0], 3, (2, 3), "from_one"),
+    ([0, 5, 0, 0], [0, 0, 4, 0], 3, (2, 1), "swapped"),
+    ([0, 0, 0, 0], [0, 0, 0, 0], 3, (0, 5), "outside"),
+    ([9, 0, 0, 0], [0, 0, 0, 9], 2, (1, 2), "not_best"),
+])
+def test_each_span_mistake_is_named(start, end, max_length, answer, mistake):
+    with pytest.raises(AssertionError, match=re.escape(PRETRAINING_MISTAKES[mistake])):
+        checks.check_best_span(answer, torch.tensor(start, dtype=torch.float64),
+                               torch.tensor(end, dtype=torch.float64), max_length)
+
+
+def test_multiplying_probabilities_is_named_where_they_underflow():
+    start = torch.tensor([-1000.0, 900.0, 0.0, 0.0, 0.0, 1.0])
+    end = torch.tensor([950.0, 0.0, 0.0, 2.0, 0.0, 0.0])       # the best pair is (1, 3)
+    assert every_best_pair(start.tolist(), end.tolist(), 4) == [(1, 3)]
+    with pytest.raises(AssertionError, match="multiplied probabilities"):
+        checks.check_best_span((0, 0), start, end, 4)
+
+
+# -- the masked-LM loss -----------------------------------------------------------------------
+
+
+def loss_by_hand(logits, targets, masked):
+    """−log softmax(logits)[target] averaged over the masked positions, in plain floats."""
+    losses = []
+    rows = logits.reshape(-1, logits.shape[-1]).tolist()
+    for row, target, chosen in zip(rows, targets.flatten().tolist(), masked.flatten().tolist(),
+                                   strict=True):
+        if chosen:
+            top = max(row)
+            log_norm = top + math.log(sum(math.exp(x - top) for x in row))
+            losses.append(log_norm - row[target])
+    return sum(losses) / len(losses)
+
+
+def loss_inputs(seed, shape=(3, 6, 9), scale=3.0, dtype=torch.float32):
+    generator = torch.Generator().manual_seed(seed)
+    logits = torch.randn(shape, generator=generator, dtype=dtype) * scale
+    targets = torch.randint(shape[-1], shape[:-1], generator=generator)
+    masked = torch.rand(shape[:-1], generator=generator) < 0.3
+    masked.view(-1)[:2] = True                                    # two positions at least
+    return logits, targets, masked
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_masked_lm_loss_passes_in_any_form(seed):
+    logits, targets, masked = loss_inputs(seed, scale=30.0 if seed else 3.0)
+    right = loss_by_hand(logits, targets, masked)
+    for answer in (right, torch.tensor(right), torch.tensor([right], dtype=torch.float32),
+                   np.float64(right)):
+        checks.check_masked_lm_loss(answer, logits, targets, masked)
+    with pytest.raises(AssertionError, match="none of the mistakes"):
+        checks.check_masked_lm_loss(right * 1.01 + 0.01, logits, targets, masked)
+    with pytest.raises(AssertionError, match="one number"):
+        checks.check_masked_lm_loss([right, right], logits, targets, masked)
+
+
+def every_loss(logits, targets, masked):
+    """The per-position losses, by hand, as a (batch, n) tensor."""
+    flat = [loss_by_hand(row[None, None], torch.tensor([[t]]), torch.tensor([[True]]))
+            for row, t in zip(logits.reshape(-1, logits.shape[-1]), targets.flatten().tolist(),
+                              strict=True)]
+    return torch.tensor(flat, dtype=torch.float64).reshape(targets.shape)
+
+
+LOSS_MISTAKES = {
+    "all_positions": lambda logits, targets, masked, per: per.mean(),
+    "raw_logits": lambda logits, targets, masked, per: -logits.double().gather(
+        -1, targets[..., None])[..., 0][masked].mean(),
+    "summed": lambda logits, targets, masked, per: per[masked].sum(),
+    "sign": lambda logits, targets, masked, per: -per[masked].mean(),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(LOSS_MISTAKES))
+@pytest.mark.parametrize("seed", range(3))
+def test_each_loss_mistake_is_named(mistake, seed):
+    logits, targets, masked = loss_inputs(seed)
+    wrong = LOSS_MISTAKES[mistake](logits, targets, masked, every_loss(logits, targets, masked))
+    message = re.escape(PRETRAINING_MISTAKES[mistake])
+    with pytest.raises(AssertionError, match=message):
+        checks.check_masked_lm_loss(wrong, logits, targets, masked)
+
+
+def test_no_loss_message_shows_the_expected_value():
+    logits, targets, masked = loss_inputs(0)
+    right = loss_by_hand(logits, targets, masked)
+    with pytest.raises(AssertionError) as failure:
+        checks.check_masked_lm_loss(right + 0.5, logits, targets, masked)
+    assert f"{right:.3g}" not in str(failure.value)
+
+
+# -- the grading cases, run as the notebook's test cells run them ----------------------------
+
+SPANS = [  # (start_scores, end_scores, max_length): the visible and hidden tests' kind
+    (torch.tensor([0.5, 2.0, -1.0, 0.3, 1.2, 0.1]),
+     torch.tensor([1.5, -0.5, 0.2, 2.5, 0.0, 0.4]), 2),
+    (torch.randn(30, generator=torch.Generator().manual_seed(7)) * 3,
+     torch.randn(30, generator=torch.Generator().manual_seed(8)) * 3, 5),
+    (torch.randn(12, generator=torch.Generator().manual_seed(9), dtype=torch.float64) * 400,
+     torch.randn(12, generator=torch.Generator().manual_seed(10), dtype=torch.float64) * 400, 4),
+    (torch.tensor([2.0, -1.0, 0.0]), torch.tensor([-3.0, 1.0, 4.0]), 1),
+    # a confident model whose best start comes after its best end: probabilities underflow
+    (torch.tensor([-1000.0, 900.0, 0.0, 0.0, 0.0, 1.0]),
+     torch.tensor([950.0, 0.0, 0.0, 2.0, 0.0, 0.0]), 4),
+]
+
+
+LOSS_CASES = [  # (shape, scale, dtype): the visible and hidden tests' kind
+    ((2, 5, 7), 3.0, torch.float32), ((3, 20, 50), 2.0, torch.float64),
+    ((4, 32, 512), 300.0, torch.float32), ((5, 9, 11), 30.0, torch.float64),
+]
+
+
+def answer(code, grade_id):
+    namespace = {"torch": torch, "np": np, "math": math, "nn": nn, "F": F}
+    exec(compile(code, f"<{grade_id}>", "exec"), namespace)  # noqa: S102 (our own cases)
+    return namespace[grade_id]
+
+
+def passes(code, grade_id):
+    try:
+        function = answer(code, grade_id)
+    except NameError:  # a cell that needs IPython (get_ipython) defines nothing here
+        return False
+    try:
+        if grade_id == "masked_lm_loss":
+            for seed, (shape, scale, dtype) in enumerate(LOSS_CASES):
+                logits, targets, masked = loss_inputs(seed, shape, scale, dtype)
+                checks.check_masked_lm_loss(checks.own_work(function)(logits, targets, masked),
+                                            logits, targets, masked)
+        elif grade_id == "bert_parameters":
+            for sizes in SIZES:
+                checks.check_bert_parameters(checks.own_work(function)(*sizes), *sizes)
+        else:
+            for start, end, max_length in SPANS:
+                checks.check_best_span(checks.own_work(function)(start, end, max_length),
+                                       start, end, max_length)
+    except AssertionError:
+        return False
+    return True
+
+
+MINE = ("masked_lm_loss", "bert_parameters", "best_span")
+
+
+def cases_of(students):
+    return [(student, grade_id, code) for student, answers in students.items()
+            for grade_id, code in answers.items() if grade_id in MINE]
+
+
+@pytest.mark.parametrize(("student", "grade_id", "code"), cases_of(cases.WRONG))
+def test_wrong_answers_fail(student, grade_id, code):
+    assert not passes(code, grade_id), student
+
+
+@pytest.mark.parametrize(("student", "grade_id", "code"), cases_of(cases.CORRECT))
+def test_correct_answers_pass(student, grade_id, code):
+    assert passes(code, grade_id), student
+
+
+@pytest.mark.parametrize(("student", "grade_id", "cheat"), cases_of(cases.CHEAT))
+def test_cheats_that_must_score_zero_fail(student, grade_id, cheat):
+    assert isinstance(cheat, Cheat)
+    if cheat.zero:
+        assert not passes(cheat.code, grade_id), student
+
+
+def test_every_exercise_has_each_kind_of_case():
+    for students in (cases.WRONG, cases.CORRECT, cases.CHEAT):
+        assert {grade_id for _, grade_id, _ in cases_of(students)} == set(MINE)

@@ -1,0 +1,179 @@
+"""While a test cell runs the student's function, the library cannot answer for it."""
+
+import warnings
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+
+import course_utils.models.attention
+from course_utils import checks
+from course_utils.checks.guards.refuse import functions_at
+from course_utils.models.attention import masked_softmax
+from tests.conftest import REPO
+from tests.support.nbgrader_course import grade_id
+
+KEEP = torch.ones(3, 3, dtype=torch.bool).tril()
+S = torch.randn(3, 3, generator=torch.Generator().manual_seed(0))
+
+
+def causal_softmax(s):  # answers with an imported twin
+    return masked_softmax(s, KEEP)
+
+
+def through_the_module(s):  # answers with the module's twin
+    return course_utils.models.attention.attention_weights(s, s)
+
+
+def written_out(s):  # a student's own code, -1e9 masking
+    return torch.softmax(s.masked_fill(~KEEP, -1e9), dim=-1)
+
+
+def test_every_twin_names_a_real_function_of_the_library():
+    for exercise, paths in checks.TWINS.items():
+        for path in paths:
+            if not path.startswith("notebook."):  # the notebook's own: test_guards.py
+                assert functions_at(path), f"{exercise}: {path}"
+
+
+def test_a_twin_called_by_an_answer_fails_with_a_message_that_says_why():
+    with pytest.raises(checks.LibraryTwinError, match="causal_softmax called "
+                       "course_utils.models.attention.masked_softmax.*your own code"):
+        checks.own_work(causal_softmax)(S)
+    assert isinstance(checks.LibraryTwinError("x"), AssertionError)  # nbgrader counts a failure
+
+
+def test_the_exercise_is_found_under_any_name_the_notebook_gives_it():
+    global causal_softmax
+    answer, causal_softmax = causal_softmax, through_the_module  # causal_softmax = my_function
+    try:
+        with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
+            checks.own_work(through_the_module)(S)
+    finally:
+        causal_softmax = answer
+
+
+def test_own_code_runs_and_the_twins_come_back_afterwards():
+    assert torch.allclose(checks.own_work(written_out)(S), masked_softmax(S, KEEP))
+    assert course_utils.models.attention.masked_softmax is masked_softmax
+    assert checks.attention.masked_softmax is masked_softmax  # the checks still work
+    assert causal_softmax(S).shape == (3, 3)  # and so do later cells
+
+
+def test_a_function_without_twins_runs_under_the_plain_allowance():
+    def unrelated(x):
+        return torch.softmax(x.masked_fill(~KEEP, float("-inf")), dim=-1)
+
+    assert torch.allclose(checks.own_work(unrelated)(S), masked_softmax(S, KEEP))
+
+    def through_the_course(x):
+        return masked_softmax(x, KEEP)
+
+    with pytest.raises(checks.NotAllowed, match="masked_softmax is not yours"):
+        checks.own_work(through_the_course)(S)
+
+
+@pytest.mark.parametrize(
+    ("source", "flagged"),
+    [
+        ("from course_utils.models.attention import masked_softmax, causal_mask",
+         ["course_utils.models.attention.masked_softmax",
+          "course_utils.models.attention.causal_mask"]),
+        ("import course_utils.models.attention as A\n"
+          "def f(s):\n    return A.attention_weights(s, s)",
+         ["course_utils.models.attention.attention_weights"]),
+        ("def f(s):\n    return attention.attention(s, s, s)",
+         ["course_utils.models.attention.attention"]),
+        ("def f(s):\n    return torch.softmax(s.masked_fill(~keep, -1e9), -1)", []),
+        ("def f(s):\n    return self.attention(s)", []),
+        ("this is not python (", []),
+    ],
+)
+def test_answer_cells_that_import_a_twin_are_flagged(source, flagged):
+    assert checks.imported_twins(source, "causal_softmax") == flagged
+
+
+def notebook_cells():
+    """(assignment, its cells) for every solution notebook."""
+    for path in sorted((REPO / "solutions").glob("*/*.ipynb")):
+        yield path.stem, nbformat.read(path, as_version=4).cells
+
+
+def test_every_exercise_with_a_twin_is_tested_through_own_work():
+    for assignment, cells in notebook_cells():
+        tests = {grade_id(cell): cell.source for cell in cells}
+        for cell in cells:
+            exercise = grade_id(cell)
+            if exercise in checks.TWINS and cell.metadata["nbgrader"].get("solution"):
+                calls = tests.get(f"test_{exercise}", "")
+                assert f"checks.own_work({exercise})" in calls, f"{assignment}: test_{exercise}"
+
+
+def test_no_twin_is_imported_before_its_exercise():
+    for assignment, cells in notebook_cells():
+        for n, cell in enumerate(cells):
+            exercise = grade_id(cell)
+            if exercise not in checks.TWINS or not cell.metadata["nbgrader"].get("solution"):
+                continue
+            for before in cells[:n]:
+                if before.cell_type == "code":
+                    early = checks.imported_twins(before.source, exercise)
+                    assert not early, f"{assignment}: {early} imported before exercise {exercise}"
+
+
+def test_a_method_twin_fails_on_every_object_of_its_class_and_comes_back():
+    """``module.Class.method`` twins are refused by their code: a cached object's bound
+    method reaches the stand-in too."""
+    from course_utils.tokens import byte_bpe
+
+    gpt4 = byte_bpe.cl100k()
+    path = "course_utils.tokens.byte_bpe.BytePairTokenizer.encode"
+    assert functions_at(path) == [(path, vars(byte_bpe.BytePairTokenizer)["encode"])]
+
+    def encode(text, ranks, special_tokens):  # answers with the cached tokenizer
+        return gpt4.encode(text, allowed_special="all")
+
+    with pytest.raises(checks.LibraryTwinError, match="encode called " + path):
+        checks.own_work(encode)("hello", gpt4.ranks, gpt4.special_tokens)
+    assert gpt4.encode("hello world") == [15339, 1917]  # back afterwards
+
+
+def test_method_twins_are_flagged_only_when_named_with_their_class():
+    own = ("from course_utils.tokens.byte_bpe import CL100K_PATTERN\n"
+           "def encode(t):\n    return t.encode()")
+    assert checks.imported_twins(own, "encode") == []
+    named = "from course_utils.tokens.byte_bpe import BytePairTokenizer as T, pre_tokenize\n" \
+            "def encode(t):\n    return T.encode(tok, t) + BytePairTokenizer.encode(tok, t)"
+    assert checks.imported_twins(named, "encode") == [
+        "course_utils.tokens.byte_bpe.BytePairTokenizer.encode",
+        "course_utils.tokens.byte_bpe.pre_tokenize"
+    ]
+
+
+def test_a_right_answer_that_warns_keeps_its_points():
+    """nbgrader scores a test cell with any stderr output 0: warnings must not reach it."""
+
+    def causal_softmax(s):
+        warnings.warn("a harmless warning from the student's code", UserWarning, stacklevel=1)
+        return torch.softmax(s.masked_fill(~KEEP, float("-inf")), dim=-1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        weights = checks.own_work(causal_softmax)(S)
+        read_only = np.broadcast_to(weights.numpy(), (3, 3))  # torch warns on read-only arrays
+        assert checks.as_tensor(read_only).shape == (3, 3)
+
+
+def test_a_twin_from_another_package_is_refused_in_its_own_module_and_comes_back():
+    import torch.nn.functional as F
+
+    original = F.layer_norm
+
+    def layer_norm(x):  # answers with PyTorch's functional layer norm
+        return F.layer_norm(x, (3,))
+
+    with pytest.raises(checks.LibraryTwinError, match="torch.nn.functional.layer_norm"):
+        checks.own_work(layer_norm)(S)
+    assert F.layer_norm is original and torch.nn.functional.layer_norm is original
+    assert F.layer_norm(S, (3,)).shape == (3, 3)

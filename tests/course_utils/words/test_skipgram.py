@@ -1,0 +1,238 @@
+"""course_utils.words.skipgram and course_utils.words.word_eval against independent oracles: the
+lecture's hand-enumerated windows, autograd, F.cross_entropy, and gensim."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from gensim.models import Word2Vec
+from scipy.stats import spearmanr
+
+from course_utils import checks
+from course_utils.data import PLANTED_ROLES, planted_analogy_corpus
+from course_utils.words import skipgram as sg
+from course_utils.words.word_eval import WordVectors, analogy_accuracy, word_pair_spearman
+
+SENTENCE = "This is a sample sentence".split()
+# Seed 002, (11.14): the windows of "This is a sample sentence" with c = 2, by hand.
+SAMPLE_PAIRS_C2 = [
+    ("This", "is"), ("This", "a"),
+    ("is", "This"), ("is", "a"), ("is", "sample"),
+    ("a", "This"), ("a", "is"), ("a", "sample"), ("a", "sentence"),
+    ("sample", "is"), ("sample", "a"), ("sample", "sentence"),
+    ("sentence", "a"), ("sentence", "sample"),
+]  # fmt: skip
+
+
+def random_embeddings(n_words=7, dim=4, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(n_words, dim, generator=generator, dtype=torch.float64)
+
+
+def test_window_pairs_match_the_lecture_example():
+    assert sg.window_pairs(SENTENCE, 2) == SAMPLE_PAIRS_C2
+
+
+def test_context_size_one_gives_the_fox_pairs_of_the_tutorial():
+    words = "the quick brown fox jumps over the lazy dog".split()
+    assert [p for p in sg.window_pairs(words, 1) if p[0] == "fox"] == [
+        ("fox", "brown"),
+        ("fox", "jumps"),
+    ]
+
+
+def test_vectorised_context_pairs_equal_the_loop_and_respect_sentences():
+    ids = torch.tensor([0, 1, 2, 3, 4, 5, 6])
+    assert sg.context_pairs(ids, 3).tolist() == [list(p) for p in sg.window_pairs(ids.tolist(), 3)]
+    sentences = torch.tensor([0, 0, 0, 1, 1, 1, 1])
+    expected = [list(p) for p in sg.window_pairs([0, 1, 2], 2) + sg.window_pairs([3, 4, 5, 6], 2)]
+    assert sg.context_pairs(ids, 2, sentences).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: sg.window_pairs(SENTENCE, 0), ValueError),
+        (lambda: sg.window_pairs("a sentence", 2), TypeError),
+        (lambda: sg.context_pairs(torch.tensor([], dtype=torch.long), 2), ValueError),
+        (lambda: sg.context_pairs(torch.tensor([1.0, 2.0]), 2), TypeError),
+        (lambda: sg.build_vocabulary([]), ValueError),
+        (lambda: sg.build_vocabulary([[], []]), ValueError),
+        (lambda: sg.build_vocabulary(["not", "split"]), TypeError),
+        (lambda: sg.build_vocabulary([["a", "b"]], min_count=3), ValueError),
+        (lambda: sg.train_skipgram([], progress=False), ValueError),
+        (
+            lambda: sg.train_skipgram([["a", "b"]], window=0, min_count=1, progress=False),
+            ValueError,
+        ),
+        (lambda: sg.train_skipgram([["a", "b"]], lr=-1.0, min_count=1, progress=False), ValueError),
+        (lambda: sg.window_loss(random_embeddings(), torch.tensor([0, 9]), 0, 1), ValueError),
+        (lambda: sg.window_loss(random_embeddings(), torch.tensor([0, 1]), 5, 1), ValueError),
+        (
+            lambda: sg.negative_sampling_loss(torch.ones(2, 3), torch.ones(2, 3), torch.ones(2, 4)),
+            ValueError,
+        ),
+        (
+            lambda: sg.negative_sampling_loss(
+                torch.ones(2, 3), torch.ones(2, 4), torch.ones(2, 5, 3)
+            ),
+            ValueError,
+        ),
+        (lambda: sg.noise_distribution(torch.tensor([3, 0])), ValueError),
+        (lambda: sg.keep_probability(torch.tensor([3, 1]), sample=-1.0), ValueError),
+        (lambda: WordVectors(["a", "b"], torch.ones(3, 2)), ValueError),
+    ],
+)
+def test_bad_input_raises_a_clear_error(call, error):
+    with pytest.raises(error):
+        call()
+
+
+def test_probabilities_are_a_softmax_of_dot_products():
+    W = random_embeddings()
+    p = sg.predicted_probabilities(W, 2)
+    manual = torch.exp(W @ W[2]) / torch.exp(W @ W[2]).sum()
+    torch.testing.assert_close(p, manual)
+    assert torch.allclose(
+        sg.predicted_probabilities(W, torch.tensor([0, 1, 2])).sum(-1), torch.ones(3, dtype=W.dtype)
+    )
+
+
+def test_window_loss_and_objective_match_cross_entropy():
+    W, ids, c = random_embeddings(), torch.tensor([0, 3, 1, 4, 1, 5, 2, 6]), 2
+    for t in (0, 3, 7):
+        checks.check_window_loss(sg.window_loss(W, ids, t, c), W, ids, t, c)
+    pairs = torch.tensor(sg.window_pairs(ids.tolist(), c))
+    expected = F.cross_entropy(W[pairs[:, 0]] @ W.T, pairs[:, 1], reduction="sum") / len(ids)
+    torch.testing.assert_close(sg.objective(W, ids, c), expected)
+    J = sum(sg.window_loss(W, ids, t, c) for t in range(len(ids))) / len(ids)
+    torch.testing.assert_close(sg.objective(W, ids, c), J)
+
+
+@pytest.mark.parametrize("two_matrices", [False, True])
+def test_gradient_by_hand_equals_autograd(two_matrices):
+    W = random_embeddings().requires_grad_()
+    W_out = random_embeddings(seed=1).requires_grad_() if two_matrices else None
+    ids = torch.tensor([0, 3, 1, 4, 1, 5, 2, 6, 6, 0])
+    sg.objective(W, ids, 2, W_out).backward()
+    by_hand = sg.objective_gradient(W.detach(), ids, 2, None if W_out is None else W_out.detach())
+    if two_matrices:
+        torch.testing.assert_close(by_hand[0], W.grad)
+        torch.testing.assert_close(by_hand[1], W_out.grad)
+    else:
+        torch.testing.assert_close(by_hand, W.grad)
+
+
+def test_negative_sampling_loss_matches_binary_cross_entropy():
+    generator = torch.Generator().manual_seed(3)
+    v, u, un = (
+        torch.randn(6, 4, generator=generator),
+        torch.randn(6, 4, generator=generator),
+        torch.randn(6, 5, 4, generator=generator),
+    )
+    checks.check_negative_sampling_loss(sg.negative_sampling_loss(v, u, un), v, u, un)
+
+
+def test_noise_and_subsampling_follow_the_word2vec_formulas():
+    counts = torch.tensor([1000, 100, 10, 1])
+    noise = sg.noise_distribution(counts)
+    torch.testing.assert_close(noise, (counts**0.75 / (counts**0.75).sum()).float())
+    keep = sg.keep_probability(counts, sample=0.01)
+    share = counts / counts.sum()
+    torch.testing.assert_close(
+        keep, ((torch.sqrt(share / 0.01) + 1) * 0.01 / share).clamp(max=1).float()
+    )
+    assert keep[-1] == 1.0 and keep[0] < 0.2
+    assert torch.equal(sg.keep_probability(counts, sample=0), torch.ones(4))
+
+
+def test_noise_table_draws_from_the_noise_distribution():
+    counts = torch.tensor([5000, 700, 30, 5, 1])
+    table = sg.noise_table(counts, size=10**5)
+    empirical = torch.bincount(table, minlength=5) / table.numel()
+    torch.testing.assert_close(empirical, sg.noise_distribution(counts), atol=1e-4, rtol=0)
+    assert (torch.bincount(table) >= 1).all()  # every word can be drawn
+
+
+def test_vocabulary_and_encoding_drop_rare_words_and_keep_sentences():
+    vocabulary = sg.build_vocabulary([["a", "b", "a"], ["c", "a", "b"]], min_count=2)
+    assert vocabulary.words == ("a", "b") and vocabulary.counts.tolist() == [3, 2]
+    ids, sentences = sg.encode([["a", "b", "a"], ["c", "a", "b"]], vocabulary)
+    assert ids.tolist() == [0, 1, 0, 0, 1] and sentences.tolist() == [0, 0, 0, 1, 1]
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return planted_analogy_corpus(3000, seed=0)
+
+
+def planted_analogies():
+    people = [people for people, _ in PLANTED_ROLES.values()]
+    return [(m1, f1, m2, f2) for m1, f1 in people for m2, f2 in people if m1 != m2]
+
+
+@pytest.fixture(scope="module")
+def trained(planted):
+    torch.set_num_threads(1)
+    return sg.train_skipgram(
+        planted, dim=30, window=5, epochs=5, min_count=1, batch_size=512, seed=0, progress=False
+    )
+
+
+def test_both_trainers_solve_the_planted_analogies(planted, trained):
+    gensim = Word2Vec(
+        [list(s) for s in planted], vector_size=30, min_count=1, sg=1, epochs=5, workers=1, seed=0
+    )
+    ours = trained.vectors
+    theirs = WordVectors.from_gensim(gensim.wv)
+    assert (
+        theirs.most_similar(["king", "woman"], ["man"], topn=1)[0][0] == "queen"
+    )  # the oracle works
+    assert ours.most_similar(["king", "woman"], ["man"], topn=1)[0][0] == "queen"
+    gensim_accuracy, n = analogy_accuracy(theirs, planted_analogies())
+    our_accuracy, _ = analogy_accuracy(ours, planted_analogies())
+    assert n == 30 and gensim_accuracy >= 0.9, gensim_accuracy
+    assert our_accuracy >= gensim_accuracy - 0.1, (our_accuracy, gensim_accuracy)
+    assert trained.losses[-1] < trained.losses[0]
+
+
+def test_evaluation_agrees_with_gensim_on_the_same_vectors(planted):
+    gensim = Word2Vec(
+        [list(s) for s in planted], vector_size=20, min_count=1, sg=1, epochs=2, workers=1, seed=0
+    )
+    ours = WordVectors.from_gensim(gensim.wv)
+    assert [w for w, _ in ours.most_similar("king", topn=5)] == [
+        w for w, _ in gensim.wv.most_similar("king", topn=5)
+    ]
+    pairs = [
+        ("king", "queen", 9.0),
+        ("king", "throne", 7.0),
+        ("he", "dress", 1.0),
+        ("man", "woman", 8.0),
+        ("toy", "crown", 0.5),
+    ]
+    rho, used = word_pair_spearman(ours, pairs + [("king", "unknown", 5.0)])
+    assert used == 5
+    assert rho == pytest.approx(
+        spearmanr(
+            [gensim.wv.similarity(a, b) for a, b, _ in pairs], [s for *_, s in pairs]
+        ).statistic,
+        abs=1e-5,
+    )
+    questions = planted_analogies()
+    accuracy, _ = analogy_accuracy(ours, questions)
+    expected = sum(
+        gensim.wv.most_similar([b, c], [a], topn=1)[0][0] == d for a, b, c, d in questions
+    ) / len(questions)
+    assert accuracy == pytest.approx(expected)
+
+
+def test_trainer_runs_on_the_inputs_device_and_is_seeded(planted):
+    small = planted[:300]
+    first = sg.train_skipgram(
+        small, dim=8, epochs=1, min_count=1, device="cpu", seed=1, progress=False
+    )
+    second = sg.train_skipgram(
+        small, dim=8, epochs=1, min_count=1, device="cpu", seed=1, progress=False
+    )
+    assert first.vectors.vectors.device.type == "cpu"
+    assert torch.equal(first.vectors.vectors, second.vectors.vectors)

@@ -1,0 +1,74 @@
+"""Test cells bind no name an answer can read.
+
+Every cell of a notebook, the answer's too, runs in one namespace: an input or expected
+value a test cell bound at its top level would be a global that any answer can read and
+return, without being called. Each autograded test cell of solutions/ binds nothing there,
+or runs its code in a function ``_`` that it calls and deletes at once::
+
+    def _():
+        ...
+    _()
+    del _
+
+(a decorator from ``checks`` would do the same, but an answer cell could replace it and
+skip every test; nothing outside the cell stands between ``def _`` and ``_()``).
+"""
+
+import ast
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.integrity.tamper.cells import autograder_tests
+from grader.integrity.tamper.names import ModuleNames
+
+SOLUTIONS = sorted(Path(__file__).resolve().parents[2].glob("solutions/*/*.ipynb"))
+
+
+def _runs_its_function(tree: ast.Module) -> bool:
+    """The cell is ``def _():`` (no parameters, no decorator), then ``_()``, then ``del _``."""
+    if [ast.unparse(node) for node in tree.body[1:]] != ["_()", "del _"]:
+        return False
+    function = tree.body[0]
+    return (isinstance(function, ast.FunctionDef) and function.name == "_"
+            and not function.decorator_list and not any(vars(function.args).values()))
+
+
+def names_bound(code: str) -> list[str]:
+    """The names a test cell binds at the notebook's top level, each as 'name (line n)';
+    the ``_`` of a cell that runs its function and deletes it is not counted."""
+    tree = ast.parse(code)
+    own_function = _runs_its_function(tree)
+    return [f"{name} (line {node.lineno})" for name, node in ModuleNames(tree).bindings
+            if not (name == "_" and own_function)]
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda path: path.stem)
+def test_test_cells_bind_no_top_level_name(path):
+    notebook = nbformat.read(path, as_version=4)
+    tests = list(autograder_tests(notebook))
+    assert tests, f"{path.name} has no autograded test cell"
+    bound = {grade_id: names_bound(code) for grade_id, code in tests}
+    assert not {grade_id: names for grade_id, names in bound.items() if names}, (
+        "these test cells bind names an answer could read; put their code in a function "
+        "_ that the cell calls and deletes"
+    )
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("checks.check_close(f(1), 2)", []),
+    ("expected = 2\nchecks.check_close(f(1), expected)", ["expected (line 1)"]),
+    ("for x in (1, 2):\n    checks.check_close(f(x), x)", ["x (line 1)"]),
+    ("checks.check_close(f(y := 1), y)", ["y (line 1)"]),
+    ("import tiktoken", ["tiktoken (line 1)"]),
+    ("with open('x') as handle:\n    pass", ["handle (line 1)"]),
+    ("def _():\n    expected = 2\n    checks.check_close(f(1), expected)\n_()\ndel _", []),
+    ("def _():\n    global expected\n    expected = 2\n_()\ndel _", ["expected (line 3)"]),
+    ("def _():\n    expected = 2\n_()", ["_ (line 1)"]),
+    ("@checks.test_cell\ndef _():\n    pass\n_()\ndel _", ["_ (line 5)", "_ (line 2)"]),
+    ("def _(expected=2):\n    pass\n_()\ndel _", ["_ (line 4)", "_ (line 1)"]),
+    ("def values():\n    pass\nvalues()\ndel values", ["values (line 4)", "values (line 1)"]),
+])
+def test_names_bound_sees_every_top_level_binding(code, expected):
+    assert names_bound(code) == expected

@@ -1,0 +1,44 @@
+"""Other libraries' implementations, set up the same way for the tests and the benchmarks."""
+
+import torch
+from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+from torch import nn
+
+from course_utils.models.gpt import TinyGPT
+from course_utils.tokens.byte_bpe import CL100K_PATTERN
+
+
+def train_hugging_face_bpe(text: str, k: int) -> Tokenizer:
+    """Hugging Face `tokenizers` byte-level BPE with k merges and cl100k's pre-tokenizer."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(CL100K_PATTERN), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    trainer = trainers.BpeTrainer(
+        vocab_size=256 + k,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator([text], trainer=trainer)
+    return tokenizer
+
+
+class TorchLayersGPT(TinyGPT):
+    """``TinyGPT`` with PyTorch's ``nn.TransformerEncoderLayer`` (pre-LN, GELU) as its blocks,
+    called with a causal mask (True = blocked above the diagonal): the same model, whose
+    ``state_dict`` has the same keys, so it loads a ``TinyGPT``'s weights."""
+
+    def _make_block(self) -> nn.Module:
+        c = self.config
+        return nn.TransformerEncoderLayer(
+            c.d_model, c.n_heads, c.dim_feedforward, c.dropout,
+            activation="gelu", batch_first=True, norm_first=c.norm_first,
+        )  # fmt: skip
+
+    def _run_block(self, block: nn.Module, h: torch.Tensor) -> torch.Tensor:
+        n = h.shape[1]
+        blocked = torch.ones(n, n, dtype=torch.bool, device=h.device).triu(diagonal=1)
+        return block(h, src_mask=blocked, is_causal=True)
