@@ -1,7 +1,7 @@
 """Sphinx configuration of the workbook's documentation (``make docs``).
 
 Pages are MyST Markdown. The build is offline (no intersphinx, no remote images) and strict:
-``make docs`` runs with warnings as errors and ``nitpicky``, and tests/test_docs.py also
+``make docs`` runs with warnings as errors and ``nitpicky``, and tests/notebooks/test_docs.py also
 follows every internal link of the built pages. ``_ext/workbook_notebooks.py`` reads the
 working times and points of the calendar from the solution notebooks.
 """

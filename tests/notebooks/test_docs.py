@@ -1,5 +1,6 @@
 """The documentation site (docs/, `make docs`) builds without a warning, its internal links
-resolve, and what it and the README say about the notebooks agrees with the notebooks.
+resolve, and what it and the README say about the notebooks agrees with the notebooks: the
+README's points and working times, and a rubric for every manually graded cell.
 
 The points are read here with nbgrader's own cell tests (`is_grade`, `is_solution`): an
 autograded exercise is a graded cell that is not a solution (its test cell), a written
@@ -11,15 +12,17 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
-from nbgrader.utils import is_grade, is_solution
+from nbgrader.utils import is_grade, is_solution, is_task
 
 from tests.conftest import REPO
+from tools.student_edition import EDITION
 
 DOCS = REPO / "docs"
 SOLUTIONS = REPO / "solutions"
@@ -100,6 +103,14 @@ def notebook_points(path: Path) -> tuple[float, float]:
     return auto, written
 
 
+def manually_graded(path: Path) -> dict[str, float]:
+    """{grade id: points} of the cells of a solution notebook that a TA grades by hand:
+    nbgrader's graded answer cells (written questions) and its tasks."""
+    cells = nbformat.read(path, as_version=4).cells
+    return {cell.metadata.nbgrader["grade_id"]: cell.metadata.nbgrader["points"]
+            for cell in cells if (is_grade(cell) and is_solution(cell)) or is_task(cell)}
+
+
 def solution_paths() -> dict[str, Path]:
     return {path.stem: path for path in sorted(SOLUTIONS.glob("*/*.ipynb"))
             if path.parent.name == path.stem}
@@ -121,7 +132,7 @@ def markdown_table(text: str, header_start: str) -> list[list[str]]:
 
 def test_the_site_builds_without_a_warning_and_has_a_page_per_reader(site):
     for page in ("index", "students", "tas", "instructors", "course-server", "development",
-                 "calendar", "concordance", "third-party", "licences"):
+                 "calendar", "rubrics", "concordance", "third-party", "licences"):
         assert (site / f"{page}.html").exists(), page
 
 
@@ -150,6 +161,81 @@ def test_a_broken_reference_or_a_notebook_left_off_the_calendar_fails_the_build(
     assert result.returncode != 0
     assert f"solutions/{left_off}: no page has a {{notebook-facts}}" in result.stderr
     assert "missing" in result.stderr and "no-such-week" in result.stderr
+
+
+def stated_working_time(path: Path) -> str:
+    """The "about ..." of the notebook intro's "Estimated working time", up to its bracket."""
+    for cell in nbformat.read(path, as_version=4).cells[:3]:
+        found = re.search(r"Estimated working time:\**\s*(about [^(\n]+?)\s*\(", cell.source)
+        if found:
+            return found.group(1)
+    raise AssertionError(f"{path.name} states no working time in its intro")
+
+
+@dataclass
+class Rubric:
+    """One rubric of docs/rubrics.md: its points, its parts' points, and its text."""
+
+    points: float
+    parts: list[float]
+    text: str
+
+
+RUBRIC = re.compile(r"^### .*\(`(\w+)`, (\d+(?:\.\d+)?) points?\)\s*$", flags=re.M)
+PART = re.compile(r"^\*\*Part \d+ — .*\((\d+(?:\.\d+)?) points?\)\.\*\*\s*$", flags=re.M)
+RUBRIC_PARTS = ("*Full credit", "*No credit", "**Common wrong answers.**")
+
+
+def rubrics(text: str) -> dict[tuple[str, str], Rubric]:
+    """{(notebook, grade id): its rubric} of the rubrics page: a "## <notebook>" section per
+    notebook, a "### <title> (`grade id`, n points)" per question, "**Part k — ... (n
+    points).**" per part."""
+    found = {}
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        notebook = section.split(maxsplit=1)[0]
+        headings = list(RUBRIC.finditer(section))
+        for heading, following in zip(headings, headings[1:] + [None], strict=True):
+            body = section[heading.end():following.start() if following else len(section)]
+            parts = [float(points) for points in PART.findall(body)]
+            found[notebook, heading.group(1)] = Rubric(float(heading.group(2)), parts, body)
+    return found
+
+
+def test_every_manually_graded_cell_has_a_rubric_with_its_points():
+    graded = {(notebook, grade_id): points for notebook, path in solution_paths().items()
+              for grade_id, points in manually_graded(path).items()}
+    written = rubrics((DOCS / "rubrics.md").read_text())
+    assert len(graded) >= 9
+    assert graded.keys() == written.keys(), (
+        f"graded by hand without a rubric: {sorted(graded.keys() - written.keys())}; "
+        f"a rubric for no such cell: {sorted(written.keys() - graded.keys())}")
+    for key, points in graded.items():
+        rubric = written[key]
+        assert rubric.points == points, f"{key}: the rubric says {rubric.points}, the cell {points}"
+        assert rubric.parts and sum(rubric.parts) == points, (
+            f"{key}: its parts give {rubric.parts}, the cell {points} points")
+        for label in RUBRIC_PARTS:
+            assert label in rubric.text, f"{key}: the rubric has no {label!r}"
+
+
+def test_no_rubric_reaches_what_students_receive():
+    assert not any(entry.startswith("docs") for entry in EDITION)
+    lines = {line.strip() for line in (DOCS / "rubrics.md").read_text().splitlines()
+             if line.startswith("- *Full credit")}
+    assert lines
+    for notebook in (REPO / "notebooks").glob("*/*.ipynb"):
+        text = notebook.read_text(encoding="utf-8")
+        assert not [line for line in lines if line in text], notebook
+
+
+def test_the_readme_table_gives_each_notebook_its_working_time():
+    rows = markdown_table((REPO / "README.md").read_text(), "| notebook |")
+    column = rows[0].index("working time")
+    stated = {row[0]: row[column] for row in rows[1:]}
+    for notebook, path in solution_paths().items():
+        assert stated.get(notebook) == stated_working_time(path), (
+            f"README says {stated.get(notebook)!r} for {notebook}; its intro says "
+            f"{stated_working_time(path)!r}")
 
 
 def test_the_readme_table_gives_each_notebook_its_points():
