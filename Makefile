@@ -1,5 +1,7 @@
 # Thin targets; the work is done by pip, pytest, JupyterLab and the TA tools (grading/grader).
 # `make lab` and `make test` set everything up on a fresh machine (Python 3.11+ and make).
+# Each target's reader documents it: docs/students.md, docs/tas.md, docs/instructors.md,
+# docs/course-server.md, docs/development.md (`make docs` builds them as a site).
 
 # The students' targets, setup and lab (.venv, PYTHON, BIN, STAMP, the exported PATH, HF_*
 # and LAB_FLAGS), are the student edition's own Makefile, the same for everyone.
@@ -30,7 +32,7 @@ $(DEV): $(TA)
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(DEV)
 
-# What students receive (README, "Instructors"): the release, course_utils, the environment
+# What students receive (docs/instructors.md, "The student edition"): the release, course_utils, the environment
 # files and the students' README and Makefile (tools/student_edition/), written to DEST as a
 # new git repository with one commit. Only Python's standard library: no set-up needed.
 student-edition:
@@ -41,7 +43,7 @@ student-edition:
 formgrader: $(TA)
 	cd grading && ../$(BIN)/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=.. --LabApp.default_url=/formgrader
 
-# The instructors' slides (README, "Instructors"). `make slides` writes a reveal.js deck per
+# The instructors' slides (docs/instructors.md, "Slides and presenting"). `make slides` writes a reveal.js deck per
 # solution notebook to slides/ from its committed outputs (tools/slides.py); npm fetches the
 # pinned JavaScript the decks load (Debian's nodejs and npm are installed when missing and we
 # may: as root). `make present` opens solutions/ in JupyterLab with its live slideshow (the
@@ -72,18 +74,19 @@ test: $(DEV) npm
 
 # The documentation site (docs/, Sphinx with MyST from the `dev` extra), offline, into
 # docs/_build/html: warnings are errors and every cross-reference must resolve (-n).
-# tests/notebooks/test_docs.py builds it too, in make test, and follows every internal link.
+# tests/notebooks/test_docs.py builds it too, in make test, and follows every internal link
+# (docs/development.md, "The documentation").
 docs: $(DEV)
 	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 
-# The class round trip (tests/notebooks/test_grading.py): every grading case of every notebook handed in
+# The class round trip (tests/notebooks/test_grading.py; docs/development.md): every grading case of every notebook handed in
 # and graded as a TA grades, through nbgrader and the sandboxed worker (about 18 minutes on
 # 2 cores). `ASSIGNMENTS="05_masked_attention ..."` grades only those.
 test-grading: $(DEV)
 	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/notebooks/test_grading.py \
 	  $(foreach a,$(ASSIGNMENTS),--assignment $(a))
 
-# The TA's steps (README, "For TAs"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
+# The TA's steps (docs/tas.md, "The weekly cycle"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
 # WORKERS=n (default: one per core), SCHEDULER=tcp://host:8786 (a Dask cluster),
 # REGRADE=1 (also unchanged submissions), MEMORY_GB=4 (per kernel), STUDENTS="ada bob".
 GRADER := $(BIN)/python -m grader
@@ -129,7 +132,7 @@ similarity: $(TA)
 student-ids: $(TA)
 	$(GRADER) student-ids
 
-# The course server (README, "A course server"): JupyterHub (the `hub` extra) and its proxy,
+# The course server (docs/course-server.md): JupyterHub (the `hub` extra) and its proxy,
 # configurable-http-proxy from npm, pinned, in .venv/node (4.x runs on Debian's Node.js 18;
 # 5.x needs 20). `make test-hub` runs tests/hub, the hub end to end with several users.
 HUB    := $(VENV)/.installed-hub
@@ -146,7 +149,7 @@ hub: $(HUB)
 test-hub: $(HUB) $(DEV)
 	$(BIN)/python -m pytest tests/hub
 
-# The browser tests (README, "Browser tests"): Playwright (the `browser` extra) drives
+# The browser tests (docs/development.md, "Browser tests"): Playwright (the `browser` extra) drives
 # Debian's Chromium, installed when missing and we may (as root); screenshots go to
 # tests/browser/artifacts/. `make test` leaves tests/browser out (--ignore in pyproject).
 BROWSER := $(VENV)/.installed-browser
@@ -168,10 +171,11 @@ $(AXE): | npm
 test-browser: $(BROWSER) $(AXE) npm
 	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/browser
 
+# Speed against the course's peers (tests/benchmarks; docs/development.md, "Benchmarks").
 bench: $(DEV)
 	$(BIN)/python -m tests.benchmarks
 
-# The GPU path (README, "A GPU"): with a CUDA build of torch and a GPU, `make test-gpu` runs
+# The GPU path (README and docs/development.md, "A GPU"): with a CUDA build of torch and a GPU, `make test-gpu` runs
 # tests/course_utils/test_cuda.py (GPU against CPU), the unit tests that compare with PyTorch on the
 # notebooks' device, and the nine solution notebooks, all with COURSE_DEVICE=cuda. Without
 # CUDA, tools/require_cuda.py says what is missing and it stops before running anything.
