@@ -14,13 +14,10 @@ Python twins: ``module.function``, ``module.Class.method``, ``module.<fnmatch pa
 (``"layer_norm"`` refuses ``F.layer_norm``, ``torch.layer_norm``, ``torch.native_layer_norm``
 and ``torch.ops.aten.native_layer_norm``). Each exercise's text names what it may not use;
 these tables are that list. The grading also reads ``TWINS`` to flag answer cells that
-import a twin (``grader.scoring.autograde``, the TA tools in grading/).
+import a twin (``grader.integrity.tamper.twins``, the TA tools in grading/).
 """
 
-import ast
-import fnmatch
-
-__all__ = ["TORCH_TWINS", "TWINS", "imported_twins"]
+__all__ = ["TORCH_TWINS", "TWINS"]
 
 TWINS: dict[str, tuple[str, ...]] = {
     # 01_static_vs_contextual
@@ -115,7 +112,6 @@ TWINS: dict[str, tuple[str, ...]] = {
         "tiktoken.core.*",
     ),
     # 04_alpha3_by_hand
-    "scores": ("course_utils.models.attention.attention_scores",),
     "causal_softmax": (
         "course_utils.models.attention.masked_softmax",
         "course_utils.models.attention.causal_mask",
@@ -198,6 +194,7 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.checks.pretraining._bert_parameters",
     ),
     "masked_lm_loss": (
+        "course_utils.models.gpt.masked_lm_loss",
         "torch.nn.modules.loss.*",
         "course_utils.checks.pretraining._masked_lm_variants",
         "course_utils.checks.pretraining.check_masked_lm_loss",
@@ -242,13 +239,15 @@ TWINS: dict[str, tuple[str, ...]] = {
         "sklearn.gaussian_process.kernels.*",
         "course_utils.checks.random_features._gaussian",
     ),
-    "fourier_features": (
+    "ard_features": (
         "course_utils.models.random_features.RandomFourierFeatures._features",
         "course_utils.models.random_features.random_fourier_features",
         "course_utils.models.random_features._cosine_features",
         "sklearn.kernel_approximation.RBFSampler.transform",
         "sklearn.kernel_approximation.*",
-        "course_utils.checks.random_features._fourier",
+        "sklearn.gaussian_process.kernels.*",
+        "course_utils.checks.random_features._ard",
+        "course_utils.checks.random_features._ard_kernel",
     ),
     "error_slope": ("course_utils.checks.random_features._slope",
                     "course_utils.models.random_features.loglog_slope"),
@@ -275,42 +274,3 @@ TORCH_TWINS: dict[str, tuple[str, ...]] = {
     "kernel_attention": ATTENTION,
     "causal_linear_attention": ATTENTION,
 }
-
-
-def imported_twins(source: str, exercise: str) -> list[str]:
-    """The twins of ``exercise`` that the answer cell ``source`` imports or names.
-
-    Catches ``from course_utils.models.attention import masked_softmax`` and dotted uses such as
-    ``attention.masked_softmax``; the grading lists them beside the score.
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    used, imports_library = set(), False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            used |= {f"{node.module}.{alias.name}" for alias in node.names}
-            imports_library |= node.module.startswith("course_utils")
-        elif isinstance(node, ast.Import):
-            imports_library |= any(a.name.startswith("course_utils") for a in node.names)
-        elif isinstance(node, ast.Attribute):
-            used.add(ast.unparse(node))
-
-    def named(path: str) -> bool:
-        if path.startswith("notebook."):  # the notebook's own function: nothing to import
-            return False
-        if "*" in path:
-            return any(fnmatch.fnmatchcase(name, path) for name in used)
-        module, _, function = path.rpartition(".")
-        if module.rpartition(".")[2][:1].isupper():  # a method: only Class.method is sure
-            return any(name.endswith(path.rpartition(".")[0].rpartition(".")[2] + "." + function)
-                       for name in used)
-        return any(
-            name == path
-            or (name.endswith("." + function) and (module.endswith(name.rpartition(".")[0])
-                                                    or imports_library))
-            for name in used
-        )
-
-    return [path for path in TWINS.get(exercise, ()) if named(path)]

@@ -18,6 +18,7 @@ from nbgrader.api import Gradebook
 
 from course_utils import checks
 from grader.course import Course
+from grader.integrity.tamper import imported_twins
 from grader.outputs.report import diagnosis, write_report
 from grader.running import nbgrader_steps
 from grader.running.machine import default_workers
@@ -215,7 +216,7 @@ def test_answers_that_import_a_library_twin_are_flagged(graded, assignments, tmp
         assert rows["solution", assignment]["flags"] == "", assignment
         for student, answers in submissions(assignment, "WRONG").items():
             for grade_id, code in answers.items():
-                if checks.imported_twins(code, grade_id):
+                if imported_twins(code, grade_id):
                     assert f"cell {grade_id} imports" in rows[student, assignment]["flags"]
                     flagged += 1
     assert flagged, "no wrong-answer case imports a twin: the flags go untested"

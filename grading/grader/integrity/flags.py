@@ -4,7 +4,7 @@
 
 Four scans, each its own module: lines that tamper with what the tests rely on
 (:mod:`grader.integrity.tamper`), answers that import a library twin
-(``course_utils.checks.imported_twins``), answers alike a function of course_utils or the
+(:mod:`grader.integrity.tamper.twins`), answers alike a function of course_utils or the
 instructor's answer (:mod:`grader.integrity.similarity.reference`), and numbers worked by hand
 for another id or reached through the course's code (:mod:`grader.integrity.own_numbers`).
 """
@@ -15,7 +15,7 @@ from grader.cells import is_answer, is_restored, marks
 from grader.intake.submissions import Submission
 from grader.integrity import own_numbers
 from grader.integrity.similarity import reference
-from grader.integrity.tamper import ScanContext, scan_cell
+from grader.integrity.tamper import ScanContext, imported_twins, scan_cell
 
 
 def flags(source: nbformat.NotebookNode, context: ScanContext, submission: Submission) -> list[str]:
@@ -25,8 +25,6 @@ def flags(source: nbformat.NotebookNode, context: ScanContext, submission: Submi
     gradebook (cells a student added or edited), in which only what the instructor's own
     version of the cell does not do is flagged.
     """
-    from course_utils.checks import imported_twins
-
     original = {cell.get("id"): cell.source for cell in source.cells}
     found = []
     for number, cell in enumerate(submission.notebook.cells, start=1):

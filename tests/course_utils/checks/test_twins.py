@@ -11,6 +11,7 @@ import course_utils.models.attention
 from course_utils import checks
 from course_utils.checks.guards.refuse import functions_at
 from course_utils.models.attention import masked_softmax
+from grader.integrity.tamper import imported_twins
 from tests.conftest import REPO
 from tests.support.nbgrader_course import grade_id
 
@@ -74,26 +75,6 @@ def test_a_function_without_twins_runs_under_the_plain_allowance():
         checks.own_work(through_the_course)(S)
 
 
-@pytest.mark.parametrize(
-    ("source", "flagged"),
-    [
-        ("from course_utils.models.attention import masked_softmax, causal_mask",
-         ["course_utils.models.attention.masked_softmax",
-          "course_utils.models.attention.causal_mask"]),
-        ("import course_utils.models.attention as A\n"
-          "def f(s):\n    return A.attention_weights(s, s)",
-         ["course_utils.models.attention.attention_weights"]),
-        ("def f(s):\n    return attention.attention(s, s, s)",
-         ["course_utils.models.attention.attention"]),
-        ("def f(s):\n    return torch.softmax(s.masked_fill(~keep, -1e9), -1)", []),
-        ("def f(s):\n    return self.attention(s)", []),
-        ("this is not python (", []),
-    ],
-)
-def test_answer_cells_that_import_a_twin_are_flagged(source, flagged):
-    assert checks.imported_twins(source, "causal_softmax") == flagged
-
-
 def notebook_cells():
     """(assignment, its cells) for every solution notebook."""
     for path in sorted((REPO / "solutions").glob("*/*.ipynb")):
@@ -118,7 +99,7 @@ def test_no_twin_is_imported_before_its_exercise():
                 continue
             for before in cells[:n]:
                 if before.cell_type == "code":
-                    early = checks.imported_twins(before.source, exercise)
+                    early = imported_twins(before.source, exercise)
                     assert not early, f"{assignment}: {early} imported before exercise {exercise}"
 
 
@@ -137,18 +118,6 @@ def test_a_method_twin_fails_on_every_object_of_its_class_and_comes_back():
     with pytest.raises(checks.LibraryTwinError, match="encode called " + path):
         checks.own_work(encode)("hello", gpt4.ranks, gpt4.special_tokens)
     assert gpt4.encode("hello world") == [15339, 1917]  # back afterwards
-
-
-def test_method_twins_are_flagged_only_when_named_with_their_class():
-    own = ("from course_utils.tokens.byte_bpe import CL100K_PATTERN\n"
-           "def encode(t):\n    return t.encode()")
-    assert checks.imported_twins(own, "encode") == []
-    named = "from course_utils.tokens.byte_bpe import BytePairTokenizer as T, pre_tokenize\n" \
-            "def encode(t):\n    return T.encode(tok, t) + BytePairTokenizer.encode(tok, t)"
-    assert checks.imported_twins(named, "encode") == [
-        "course_utils.tokens.byte_bpe.BytePairTokenizer.encode",
-        "course_utils.tokens.byte_bpe.pre_tokenize"
-    ]
 
 
 def test_a_right_answer_that_warns_keeps_its_points():

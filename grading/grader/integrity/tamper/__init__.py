@@ -184,6 +184,7 @@ from grader.integrity.tamper.families import (
 from grader.integrity.tamper.names import STAR, ModuleNames
 from grader.integrity.tamper.scan import Flag, scan_cell, scan_notebook
 from grader.integrity.tamper.scanner import MODULE_NAMES, Scanner
+from grader.integrity.tamper.twins import imported_twins
 
 __all__ = [
     "ANSWERS_COMPARISONS",
@@ -218,6 +219,7 @@ __all__ = [
     "Scanner",
     "answer_cells",
     "autograder_tests",
+    "imported_twins",
     "parse_cell",
     "read_scan_context",
     "scan_cell",
