@@ -395,7 +395,7 @@ def test_autograde_flags_a_pasted_reference_beside_its_cell():
     notebook = handed_in(A03, {"merge_pair": pasted_code(A03, "merge_pair")})
     found = flags(source, read_scan_context(source), Submission("dee", A03, notebook=notebook))
     assert len(found) == 1, found
-    flag = re.fullmatch(r"cell merge_pair matches course_utils\.bpe\.merge_word "
+    flag = re.fullmatch(r"cell merge_pair matches course_utils\.tokens\.bpe\.merge_word "
                         r"\(similarity (0\.\d\d|1\.00)\)", found[0])
     assert flag and float(flag[1]) >= reference.THRESHOLD, found
     solution = handed_in(A03, {})
