@@ -2,15 +2,27 @@
 
 Test cells write ``from course_utils import checks``, call the student's function as
 ``checks.own_work(f)(...)`` and check the result with ``checks.check_...``; every check
-raises ``AssertionError`` with a message that names the likely mistake. The checks (and
-``as_tensor``) exported here take the answer as their first argument and look at it only
-once ``guards`` has made it plain and found nothing left behind (see ``guards``). Plain
+raises ``AssertionError`` with a message that names the likely mistake. Each check (and
+``as_tensor``) takes the answer as its first argument and is decorated at its definition
+with ``@checked_plainly``: it looks at the answer only once ``guards`` has made it plain and
+found nothing left behind (see ``guards``). The messages that name a known mistake live in
+one table per topic, all listed in :data:`MISTAKES_BY_TOPIC`, from which the class report
+names the mistake of each failing test. Plain
 cells that compare a student's function with the library's use ``checks.comparing``.
 A test cell's code runs inside a function ``_`` that the cell calls and deletes (``def _():
 ...``, ``_()``, ``del _``), so that none of its inputs or expected values is a global an answer
 could read, and no name outside the cell decides whether its checks run.
 """
 
+from . import (
+    attention,
+    embeddings,
+    linear_attention,
+    masked_attention,
+    pretraining,
+    random_features,
+    transformer_blocks,
+)
 from . import guards as _guards
 from .attention import *  # noqa: F403
 from .bpe import *  # noqa: F403
@@ -27,7 +39,15 @@ from .skipgram import *  # noqa: F403
 from .transformer_blocks import *  # noqa: F403
 from .twins import *  # noqa: F403
 
-for _name in [name for name in dir() if name.startswith("check_") or name == "as_tensor"]:
-    if _name != "check_nothing_left_behind":
-        globals()[_name] = _guards.checked_plainly(globals()[_name])
+# Every table of mistake messages, by topic (a test fails when a module's table is not here).
+MISTAKES_BY_TOPIC: dict[str, dict[str, str]] = {
+    "attention": attention.MISTAKES,
+    "embeddings": embeddings.EMBEDDING_MISTAKES,
+    "linear_attention": linear_attention.LINEAR_MISTAKES,
+    "masked_attention": masked_attention.MASK_MISTAKES,
+    "pretraining": pretraining.PRETRAINING_MISTAKES,
+    "random_features": random_features.RF_MISTAKES,
+    "transformer_blocks": transformer_blocks.BLOCK_MISTAKES,
+}
+
 _guards.record_baseline()

@@ -13,6 +13,7 @@ from course_utils.models.attention import (
 )
 
 from .core import QUERY_AXIS, as_tensor, check_close
+from .guards import checked_plainly
 
 __all__ = [
     "MISTAKES",
@@ -86,6 +87,7 @@ def attention_mistakes(q: torch.Tensor, k: torch.Tensor, causal: bool) -> dict:
     return {message: value for message, value in wrong.items() if value is not None}
 
 
+@checked_plainly
 def check_attention_weights(actual, q, k, causal: bool, name: str = "weights", atol=1e-4) -> None:
     """Fail unless ``actual`` is softmax(Q Kᵀ / √d_k), causally masked when ``causal``."""
     q, k = as_tensor(q, "q"), as_tensor(k, "k")
@@ -93,6 +95,7 @@ def check_attention_weights(actual, q, k, causal: bool, name: str = "weights", a
     check_close(actual, expected, name, atol=atol, mistakes=attention_mistakes(q, k, causal))
 
 
+@checked_plainly
 def check_attention_output(actual, q, k, v, causal: bool, name: str = "output", atol=1e-4) -> None:
     """Fail unless ``actual`` is α V with α = softmax(Q Kᵀ / √d_k) (causal when ``causal``)."""
     q, k, v = as_tensor(q, "q"), as_tensor(k, "k"), as_tensor(v, "v")
@@ -105,6 +108,7 @@ def check_attention_output(actual, q, k, v, causal: bool, name: str = "output", 
     check_close(actual, alpha @ v, name, atol=atol, mistakes=mistakes)
 
 
+@checked_plainly
 def check_scores(actual, q, k, name: str = "scores", atol=1e-4) -> None:
     """Fail unless ``actual`` is Q Kᵀ / √d_k."""
     q, k = as_tensor(q, "q"), as_tensor(k, "k")
@@ -118,6 +122,7 @@ def check_scores(actual, q, k, name: str = "scores", atol=1e-4) -> None:
     check_close(actual, attention_scores(q, k), name, atol=atol, mistakes=mistakes)
 
 
+@checked_plainly
 def check_softmax(actual, scores, name: str = "softmax", atol=1e-4) -> None:
     """Fail unless ``actual`` is the softmax of ``scores`` over the last axis."""
     s = as_tensor(scores, "scores")
@@ -127,6 +132,7 @@ def check_softmax(actual, scores, name: str = "softmax", atol=1e-4) -> None:
     check_close(actual, masked_softmax(s), name, atol=atol, mistakes=mistakes)
 
 
+@checked_plainly
 def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attention", atol=1e-4):
     """Fail unless ``result`` is ``(a, alpha)`` of causal attention over the rows of ``x``.
 
@@ -211,6 +217,7 @@ def _whole(number) -> int:
         raise
 
 
+@checked_plainly
 def check_causal_entries(actual, n: int, name: str = "answer") -> None:
     """Fail unless ``actual`` names exactly the entries (i, j) with j > i of an n × n matrix.
 
@@ -220,6 +227,7 @@ def check_causal_entries(actual, n: int, name: str = "answer") -> None:
     check_hidden_entries(actual, n, padding=0, name=name)
 
 
+@checked_plainly
 def check_hidden_entries(actual, n: int, padding: int, name: str = "answer") -> None:
     """Fail unless ``actual`` names exactly the entries a causal decoder must set to 0 in
     the rows of the words of a sequence of n positions whose first ``padding`` positions

@@ -14,6 +14,8 @@ import regex
 
 from course_utils.tokens import bpe, byte_bpe
 
+from .guards import checked_plainly
+
 __all__ = [
     "check_pair_counts",
     "check_merged_corpus",
@@ -55,6 +57,7 @@ def _differences(actual: dict, expected: dict) -> str:
     return "; ".join(parts)
 
 
+@checked_plainly
 def check_pair_counts(actual, corpus: dict, name: str = "count_pairs(C)") -> None:
     """Fail unless ``actual`` maps each adjacent pair inside the words of C to its count."""
     _require(actual, dict, name, "a dict {(t_L, t_R): count}")
@@ -71,6 +74,7 @@ def check_pair_counts(actual, corpus: dict, name: str = "count_pairs(C)") -> Non
     _fail(name, _differences(dict(actual), expected))
 
 
+@checked_plainly
 def check_merged_corpus(actual, corpus: dict, pair: tuple, name: str = "merge_pair") -> None:
     """Fail unless ``actual`` is C with every occurrence of ``pair`` replaced by t_L + t_R."""
     _require(actual, dict, name, "a dict {word (tuple of tokens): count}")
@@ -103,6 +107,7 @@ def _vocabulary_with_ties(corpus: dict, k: int, pick) -> list:
     return vocabulary
 
 
+@checked_plainly
 def check_bpe_vocabulary(actual, corpus: dict, k: int, name: str = "learn_vocabulary") -> None:
     """Fail unless ``actual`` is V: the sorted characters of C, then the k new tokens in order."""
     _require(actual, list, name, "a list: V, the characters then the new tokens")
@@ -148,6 +153,7 @@ def _greedy_longest_match(word: str, merges: list) -> list:
     return tokens
 
 
+@checked_plainly
 def check_segmentation(actual, word: str, merges: list, name: str = "segment_word") -> None:
     """Fail unless ``actual`` is ``word`` + ``_`` segmented by the merges in the order learned."""
     _require(actual, (list, tuple), name, "a list of tokens")
@@ -181,6 +187,7 @@ def _leftmost_first(piece: bytes, ranks: dict) -> list:
     return parts
 
 
+@checked_plainly
 def check_chunk_tokens(actual, piece: bytes, ranks: dict, expected, name="merge_chunk") -> None:
     """Fail unless ``actual`` (a list of bytes) equals ``expected``, the tokens of ``piece``."""
     _require(actual, (list, tuple), name, "a list of tokens (bytes)")
@@ -228,6 +235,7 @@ def _model_encode(text: str, ranks, special_tokens, *, merge=None, chunks=None, 
     return ids
 
 
+@checked_plainly
 def check_encoding(actual, text: str, ranks, special_tokens, expected, name="encode") -> None:
     """Fail unless ``actual`` equals ``expected``, tiktoken's ids of ``text`` with every
     special token allowed (``encode(text, allowed_special="all")``)."""

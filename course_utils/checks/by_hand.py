@@ -24,7 +24,7 @@ from ..by_hand import D_K, WORKED_EXAMPLE, OwnSentence, own_sentence, sentence_o
 from ..student import HOW_TO_SET_THE_ID
 from .attention import MISTAKES
 from .core import as_tensor, check_close, check_rows_sum_to_one
-from .guards import plain
+from .guards import checked_plainly, plain
 
 __all__ = ["check_own_alpha_3", "check_own_output_3", "check_own_scores_3", "compare_by_hand",
            "right_for"]
@@ -111,6 +111,7 @@ def _yours(name: str) -> OwnSentence:
     return yours
 
 
+@checked_plainly
 def check_own_scores_3(actual, name: str = "scores_3_by_hand") -> None:
     """Fail unless ``actual`` is [score_31, score_32, score_33] of the student's own
     sentence, q₃ · k_j / √d_k, to 2 decimals."""
@@ -120,6 +121,7 @@ def check_own_scores_3(actual, name: str = "scores_3_by_hand") -> None:
                     mistakes=_mistakes(_scores, yours))
 
 
+@checked_plainly
 def check_own_alpha_3(actual, name: str = "alpha_3_by_hand") -> None:
     """Fail unless ``actual`` is [α_31, α_32, α_33] of the student's own sentence, to 3
     decimals (after the scores rounded to 2)."""
@@ -130,6 +132,7 @@ def check_own_alpha_3(actual, name: str = "alpha_3_by_hand") -> None:
                     mistakes=_mistakes(_alpha, yours))
 
 
+@checked_plainly
 def check_own_output_3(actual, name: str = "a_3_by_hand") -> None:
     """Fail unless ``actual`` is a₃ = Σ_j α_3j v_j of the student's own sentence, to 2
     decimals (from α₃ to 3 decimals)."""

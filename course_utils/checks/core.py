@@ -8,6 +8,8 @@ mistake. Each raises ``AssertionError`` so that nbgrader counts the test as fail
 import numpy as np
 import torch
 
+from .guards import checked_plainly
+
 __all__ = ["as_tensor", "check_close", "check_rows_sum_to_one", "check_shape"]
 
 QUERY_AXIS = (
@@ -16,6 +18,7 @@ QUERY_AXIS = (
 )
 
 
+@checked_plainly
 def as_tensor(value, name: str = "answer") -> torch.Tensor:
     """A float64 CPU tensor of ``value`` (a tensor, NumPy array, list or number).
 
@@ -46,6 +49,7 @@ def _round(t: torch.Tensor) -> list:
     return torch.round(t * 1e4).div(1e4).tolist()
 
 
+@checked_plainly
 def check_shape(actual, expected_shape, name: str = "answer") -> None:
     """Fail unless ``actual`` has shape ``expected_shape``."""
     got = tuple(as_tensor(actual, name).shape)
@@ -53,6 +57,7 @@ def check_shape(actual, expected_shape, name: str = "answer") -> None:
         raise AssertionError(f"{name} should have shape {tuple(expected_shape)}; got {got}")
 
 
+@checked_plainly
 def check_close(
     actual, expected, name: str = "answer", atol: float = 1e-4, mistakes=None, reveal: bool = True
 ) -> None:
@@ -95,6 +100,7 @@ def check_close(
     )
 
 
+@checked_plainly
 def check_rows_sum_to_one(weights, name: str = "attention weights", atol: float = 1e-4) -> None:
     """Fail unless every row of ``weights`` is a probability distribution (≥ 0, sums to 1)."""
     w = as_tensor(weights, name)

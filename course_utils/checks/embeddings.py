@@ -7,6 +7,7 @@ Each check computes the expected answer from the inputs with plain torch operati
 import torch
 
 from .core import as_tensor, check_close
+from .guards import checked_plainly
 
 __all__ = [
     "EMBEDDING_MISTAKES",
@@ -52,6 +53,7 @@ def _cosines(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.cosine_similarity(a[:, None, :], b[None, :, :], dim=-1)
 
 
+@checked_plainly
 def check_lookup(actual, weight_t, index: int, name: str = "lookup") -> None:
     """Fail unless ``actual`` is column ``index`` of Wᵀ (``weight_t``, shape (d, N))."""
     weight_t = as_tensor(weight_t, "Wᵀ")
@@ -61,6 +63,7 @@ def check_lookup(actual, weight_t, index: int, name: str = "lookup") -> None:
     check_close(actual, weight_t[:, index], name, mistakes=mistakes)
 
 
+@checked_plainly
 def check_cosine_matrix(actual, a, b, name: str = "cosine similarities", atol=1e-4) -> None:
     """Fail unless ``actual`` is the (n, m) matrix of cosines between the rows of a and b."""
     a, b = as_tensor(a, "a"), as_tensor(b, "b")
@@ -76,6 +79,7 @@ def check_cosine_matrix(actual, a, b, name: str = "cosine similarities", atol=1e
     check_close(actual, expected, name, atol=atol, mistakes=mistakes)
 
 
+@checked_plainly
 def check_neighbours(actual, word: str, words, vectors, k: int, name: str = "neighbours") -> None:
     """Fail unless ``actual`` lists the k words most cosine-similar to ``word``, best first.
 
@@ -109,6 +113,7 @@ def check_neighbours(actual, word: str, words, vectors, k: int, name: str = "nei
     raise AssertionError(f"{name} is not right.\n  expected: {expected}\n  got:      {actual}")
 
 
+@checked_plainly
 def check_contextual_update(
     actual, embeddings, position: int, query, values, name: str = "E′_i", atol=1e-4
 ) -> None:
@@ -144,6 +149,7 @@ def _causal_update(e, q, v, scale=1.0, mask=True, residual=True, dim=-1, scores=
     return e + delta if residual else delta
 
 
+@checked_plainly
 def check_updated_embeddings(actual, embeddings, queries, values, name: str = "E′",
                              atol=1e-4) -> None:
     """Fail unless ``actual`` is E′ with E′_i = E_i + Σ_{j ≤ i} softmax_j(Q_i · E_j) V_j.

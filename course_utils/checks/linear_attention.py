@@ -11,6 +11,7 @@ import math
 import torch
 
 from .core import as_tensor, check_close
+from .guards import checked_plainly
 
 __all__ = [
     "LINEAR_MISTAKES",
@@ -107,6 +108,7 @@ def _softmax_attention(q, k, v, causal=False):
     return torch.softmax(scores, dim=-1) @ v
 
 
+@checked_plainly
 def check_kernel_attention(actual, q, k, v, feature_map, name="kernel_attention",
                            atol=1e-4) -> None:
     """Fail unless ``actual`` is V′_i = φ(Q_i)ᵀ(Σ_j φ(K_j)V_jᵀ) / φ(Q_i)ᵀ Σ_j φ(K_j).
@@ -155,6 +157,7 @@ def _three(actual, name):
     return actual
 
 
+@checked_plainly
 def check_recurrent_step(actual, s, z, q_i, k_i, v_i, feature_map, name="recurrent_step",
                          atol=1e-4) -> None:
     """Fail unless ``actual`` is (S_i, z_i, V′_i) with S_i = S_{i−1} + φ(k_i)v_iᵀ (r, D_v),
@@ -194,6 +197,7 @@ def _separation(queries, keys, centre=None, spread=torch.amax, nearest=torch.ami
     return spread(radius) / nearest(distance)
 
 
+@checked_plainly
 def check_separation(actual, queries, keys, name="separation", rtol=1e-5) -> None:
     """Fail unless ``actual`` is the smallest δ with ‖k_j − k*‖ ≤ δ ‖q_i − k*‖ for every
     query i and key j, k* the mean of the keys. One number: a float or a 0-d (or 1-entry)
@@ -217,6 +221,7 @@ def check_separation(actual, queries, keys, name="separation", rtol=1e-5) -> Non
                 mistakes=mistakes, reveal=False)
 
 
+@checked_plainly
 def check_causal_linear_attention(actual, q, k, v, feature_map, name="causal_linear_attention",
                                   atol=1e-4) -> None:
     """Fail unless ``actual`` is causal linear attention, the masked quadratic form

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from .core import QUERY_AXIS, as_tensor, check_close
+from .guards import checked_plainly
 
 __all__ = [
     "MASK_MISTAKES",
@@ -70,6 +71,7 @@ def _update(e, w_q, w_k, w_v, scale, causal=False, dim=-1, values=True, residual
     return e + out if residual else out
 
 
+@checked_plainly
 def check_self_attention_update(actual, e, w_q, w_k, w_v, name="E′", atol=1e-4) -> None:
     """Fail unless ``actual`` is E′ = E + A V with A = softmax(Q Kᵀ / √n_Q) row by row.
 
@@ -97,6 +99,7 @@ def _key_mask(lengths: torch.Tensor, n: int, extra: int = 0) -> torch.Tensor:
     return torch.arange(n)[None, :] < (lengths[:, None] + extra)
 
 
+@checked_plainly
 def check_padding_mask(actual, lengths, n: int, causal: bool, name="padding_mask") -> None:
     """Fail unless ``actual`` is the (batch, n, n) mask, True where query i may attend key j.
 
@@ -130,6 +133,7 @@ def check_padding_mask(actual, lengths, n: int, causal: bool, name="padding_mask
                 mistakes={m: w.double() for m, w in mistakes.items()}, reveal=False)
 
 
+@checked_plainly
 def check_split_heads(actual, x, num_heads: int, name="split_heads") -> None:
     """Fail unless ``actual`` is x (batch, n, d) split into (batch, h, n, d_h).
 
@@ -179,6 +183,7 @@ def _pytorch_reference(x, w_q, w_k, w_v, w_o, num_heads, causal):
         return layer(x, x, x, attn_mask=blocked, need_weights=False)[0]
 
 
+@checked_plainly
 def check_multi_head_attention(actual, x, w_q, w_k, w_v, w_o, num_heads: int, causal: bool,
                                name="multi_head_attention", atol=1e-4) -> None:
     """Fail unless ``actual`` equals ``nn.MultiheadAttention`` (no biases) with these weights.

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from .core import as_tensor
+from .guards import checked_plainly
 
 __all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span",
            "check_masked_lm_loss"]
@@ -80,6 +81,7 @@ def _masked_lm_variants(logits, targets, masked) -> dict:
             "summed": right * masked.sum(), "sign": -right}
 
 
+@checked_plainly
 def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss") -> None:
     """Fail unless ``actual`` is the mean over the positions where ``masked`` is True of
     −log softmax(logits)[target] (relative tolerance 1e-4: float32 logits are allowed)."""
@@ -124,6 +126,7 @@ def _bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers
     return total + (d * d + d if pooler else 0)
 
 
+@checked_plainly
 def check_bert_parameters(actual, vocab_size: int, max_positions: int, type_vocab_size: int,
                           d_model: int, layers: int, d_ff: int,
                           name="bert_parameters") -> None:
@@ -177,6 +180,7 @@ def _product_of_probabilities(start, end, max_length) -> tuple[int, int]:
     return divmod(p.flatten().argmax().item(), len(start))
 
 
+@checked_plainly
 def check_best_span(actual, start_scores, end_scores, max_length: int,
                     name="best_span") -> None:
     """Fail unless ``actual`` is a pair (s, e) with s ≤ e < s + max_length and the largest

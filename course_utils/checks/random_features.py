@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from .core import as_tensor, check_close
+from .guards import checked_plainly
 
 __all__ = [
     "RF_MISTAKES",
@@ -125,6 +126,7 @@ def _gaussian(x: np.ndarray, y: np.ndarray, sigma: float, power=2, divisor=None,
         return np.exp(sign * distances**power / divisor)
 
 
+@checked_plainly
 def check_gaussian_kernel(actual, x, y, sigma: float, name="gaussian_kernel", atol=1e-4) -> None:
     """Fail unless ``actual`` is K_ij = exp(−‖x_i − y_j‖² / 2σ²), shape (n, m)."""
     x, y = _array(x, "X"), _array(y, "Y")
@@ -149,6 +151,7 @@ def _fourier(x, w, b, scale=None, offset=True, function=np.cos):
     return scale * function(x @ w + (b if offset else 0.0))
 
 
+@checked_plainly
 def check_fourier_features(actual, x, w, b, name="fourier_features", atol=1e-4) -> None:
     """Fail unless ``actual`` is Z = √(2/R) cos(X W + b): X (n, D), W (D, R), b (R,) → (n, R)."""
     x, w, b = _array(x, "X"), _array(w, "W"), _array(b, "b")
@@ -171,6 +174,7 @@ def _slope(x, y) -> float:
     return float((xc * (y - y.mean())).sum() / (xc * xc).sum())
 
 
+@checked_plainly
 def check_error_slope(actual, rs, errors, name="error_slope", atol=1e-6) -> None:
     """Fail unless ``actual`` is the least-squares slope of log(error) against log R.
 
@@ -200,6 +204,7 @@ def _positive(x, w, shift=0.5, power=2, root=0.5):
     return np.exp(x @ w - shift * norms) / w.shape[1] ** root
 
 
+@checked_plainly
 def check_positive_features(actual, x, w, name="positive_features", atol=1e-4) -> None:
     """Fail unless ``actual`` is φ(X) = exp(X W − ‖x‖²/2) / √R row by row, all > 0.
 
@@ -227,6 +232,7 @@ def check_positive_features(actual, x, w, name="positive_features", atol=1e-4) -
                 mistakes={m: v / size for m, v in mistakes.items()}, reveal=False)
 
 
+@checked_plainly
 def check_softmax_kernel_estimate(phi_x, phi_y, x, y, name="Φ_X Φ_Yᵀ", sigmas=6.0) -> None:
     """Fail unless Φ_X Φ_Yᵀ is within ``sigmas`` standard errors of exp(X Yᵀ) everywhere.
 
@@ -283,6 +289,7 @@ def _worst(measured, expected, standard_error):
     return float(z.max()), int(z.argmax())
 
 
+@checked_plainly
 def check_laplacian_frequencies(actual, d: int, r: int, gamma: float,
                                 name="laplacian_frequencies", sigmas=6.0) -> None:
     """Fail unless ``actual`` (D, R) holds independent frequencies of the Laplacian kernel.
@@ -350,6 +357,7 @@ def _cos_sin_variance(k, r):
     return (1 - k**2) ** 2 / r
 
 
+@checked_plainly
 def check_cos_sin_variance(actual, k, r: int, name="cos_sin_variance") -> None:
     """Fail unless ``actual`` is (1 − k²)²/R elementwise (the values are not revealed).
 

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from .core import as_tensor, check_close
+from .guards import checked_plainly
 
 __all__ = [
     "check_negative_sampling_loss",
@@ -51,6 +52,7 @@ def _as_pairs(pairs, name: str) -> Counter:
     return got
 
 
+@checked_plainly
 def check_window_pairs(actual, words, c: int, expected=None, name: str = "window_pairs") -> None:
     """Fail unless ``actual`` holds the (center, context) pairs with 0 < |j| <= c.
 
@@ -107,6 +109,7 @@ def _window_loss_variants(W, ids, t, c):
     return right, mistakes
 
 
+@checked_plainly
 def check_window_loss(actual, W, ids, t: int, c: int, name: str = "window_loss") -> None:
     """Fail unless ``actual`` is L_t = -sum_{0<|j|<=c} log P(w_{t+j} | w_t) (one matrix W)."""
     W = as_tensor(W, "W")
@@ -184,6 +187,7 @@ def _as_step(result, name):
     return result
 
 
+@checked_plainly
 def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_step") -> None:
     """Fail unless ``result`` is (L_t(W), dL_t/dW, W - lr dL_t/dW), checked against autograd.
 
@@ -207,6 +211,7 @@ def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_s
     )
 
 
+@checked_plainly
 def check_negative_sampling_loss(
     actual, v_center, u_context, u_negatives, name: str = "loss"
 ) -> None:

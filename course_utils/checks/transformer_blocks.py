@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from .core import as_tensor, check_close
+from .guards import checked_plainly
 
 __all__ = [
     "BLOCK_MISTAKES",
@@ -86,6 +87,7 @@ def _positions(n: int, d: int, first=0, exponent="pair", sin_even=True, interlea
     return torch.where(even, torch.sin(angle), torch.cos(angle))
 
 
+@checked_plainly
 def check_positional_encoding(actual, n_positions: int, d_model: int,
                               name="positional_encoding") -> None:
     """Fail unless ``actual`` (n_positions, d_model) is the sinusoidal encoding:
@@ -126,6 +128,7 @@ def _rotary(x: torch.Tensor, positions: torch.Tensor, sign=1.0, pairs="neighbour
     return torch.view_as_real(z).reshape(x.shape)
 
 
+@checked_plainly
 def check_rope(actual, x, positions, name="rope") -> None:
     """Fail unless ``actual`` is x (..., n, d) with each pair (x_2i, x_2i+1) of row j turned
     by the angle positions[j]·ω_i, ω_i = 10000^(−2i/d): the complex product
@@ -153,6 +156,7 @@ def _positions_at(positions: torch.Tensor, d: int) -> torch.Tensor:
     return torch.where(torch.arange(d) % 2 == 0, torch.sin(angle), torch.cos(angle))
 
 
+@checked_plainly
 def check_rope_relative(q_rotated, k_rotated, name="rope") -> None:
     """Fail unless the scores of one query and one key, each rotated to the positions
     0 … n − 1 (rows of ``q_rotated`` and ``k_rotated``, (n, d)), depend only on the offset:
@@ -197,6 +201,7 @@ def _normalise(x, gamma, beta, eps, dim=-1, correction=0, eps_inside=True):
     return (x - mu) / scale * gamma + beta
 
 
+@checked_plainly
 def check_layer_norm(actual, x, gamma, beta, eps: float = 1e-5, name="layer_norm") -> None:
     """Fail unless ``actual`` equals ``nn.LayerNorm(d, eps)`` with weight γ and bias β on x
     (..., d): each token normalised over its own d features."""
@@ -258,6 +263,7 @@ def _block_variant(block, x, causal, norm_first, residual=(1.0, 1.0), activation
         return block.norm2(keep_ff * h + ff(h))
 
 
+@checked_plainly
 def check_transformer_block(actual, block: nn.Module, x, causal: bool,
                             name="transformer_block") -> None:
     """Fail unless ``actual`` equals ``nn.TransformerEncoderLayer`` loaded with ``block``'s
@@ -293,6 +299,7 @@ def _float64_copy(block: nn.Module) -> nn.Module:
 # -- the causality test -------------------------------------------------------------------
 
 
+@checked_plainly
 def check_is_causal(actual, expected: bool, description: str, name="is_causal") -> None:
     """Fail unless the answer ``actual`` (a bool, or a one-element tensor or array) equals
     ``expected`` for the function described by ``description``."""

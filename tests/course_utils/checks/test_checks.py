@@ -1,6 +1,8 @@
 """The diagnostic checks catch each common mistake and name it."""
 
+import importlib
 import math
+import pkgutil
 
 import pytest
 import torch
@@ -292,3 +294,51 @@ def test_comparing_says_what_it_could_not_compare_and_goes_on(capsys):
 def test_comparing_lets_an_interrupt_through():
     with pytest.raises(KeyboardInterrupt), checks.comparing("exercise 1"):
         raise KeyboardInterrupt
+
+
+def topic_modules():
+    """The modules of ``course_utils.checks`` beside its ``guards`` package."""
+    for info in pkgutil.iter_modules(checks.__path__):
+        if not info.ispkg:
+            yield importlib.import_module(f"{checks.__name__}.{info.name}")
+
+
+def test_every_check_is_decorated_at_its_definition():
+    """A check left undecorated would read a student's object as it came (its ``__eq__``,
+    its ``__bool__``) and run after a hook the answer left behind."""
+    guarded = checks.checked_plainly(len).__code__
+    undecorated = [
+        f"{module.__name__}.{name}"
+        for module in topic_modules() for name, value in vars(module).items()
+        if (name.startswith("check_") or name == "as_tensor")
+        and getattr(value, "__module__", None) == module.__name__
+        and getattr(value, "__code__", None) is not guarded
+    ]
+    assert not undecorated, f"add @checked_plainly above: {undecorated}"
+    assert checks.check_close is checks.core.check_close  # what test cells call: the same
+
+
+def test_every_mistakes_table_is_registered_for_the_report():
+    registered = [id(table) for table in checks.MISTAKES_BY_TOPIC.values()]
+    missing = [f"{module.__name__}.{name}"
+               for module in topic_modules() for name, value in vars(module).items()
+               if name.endswith("MISTAKES") and id(value) not in registered]
+    assert not missing, f"add to course_utils.checks.MISTAKES_BY_TOPIC: {missing}"
+
+
+class Sneaky(list):
+    def __eq__(self, other):
+        return True
+
+
+def test_a_check_reads_the_answer_made_plain_and_a_check_inside_it_once():
+    with pytest.raises(AssertionError, match="a class made from list"):
+        checks.check_close(Sneaky([1.0]), [2.0])
+    calls = []
+    baseline = checks.guards.check_nothing_left_behind
+    checks.guards.check_nothing_left_behind = lambda: calls.append(1)
+    try:
+        checks.check_attention_weights(softmax_with(SCORES, KEEP), Q, K, causal=True)
+    finally:
+        checks.guards.check_nothing_left_behind = baseline
+    assert calls == [1]  # check_close and as_tensor inside it ran on plain values already

@@ -1,13 +1,11 @@
 """A failing test cell's message reduced to the mistake it names, so that messages that
 differ only in the values they quote are counted together in the class report.
 
-    diagnosis("AssertionError: ...")   the text of a ``course_utils.checks`` MISTAKES it holds,
+    diagnosis("AssertionError: ...")   the text of a ``course_utils.checks`` mistake it holds,
                                        else its first line without the answer's name
 """
 
 import builtins
-import importlib
-import pkgutil
 import re
 from functools import lru_cache
 
@@ -22,16 +20,11 @@ WARNING = re.compile(r"\b\w+Warning: .*")
 
 @lru_cache(maxsize=1)
 def known_mistakes() -> tuple[str, ...]:
-    """The texts of every ``*MISTAKES`` dict of the ``course_utils.checks`` modules,
+    """The texts of every mistakes table of ``course_utils.checks.MISTAKES_BY_TOPIC``,
     longest first (so that a text containing another one is found first)."""
-    from course_utils import checks
+    from course_utils.checks import MISTAKES_BY_TOPIC
 
-    texts = set()
-    for module_info in pkgutil.iter_modules(checks.__path__):
-        module = importlib.import_module(f"{checks.__name__}.{module_info.name}")
-        for name, value in vars(module).items():
-            if name.endswith("MISTAKES") and isinstance(value, dict):
-                texts.update(text for text in value.values() if isinstance(text, str))
+    texts = {text for table in MISTAKES_BY_TOPIC.values() for text in table.values()}
     return tuple(sorted(texts, key=lambda text: (-len(text), text)))
 
 
