@@ -22,14 +22,13 @@ __all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span",
 
 PRETRAINING_MISTAKES = {
     "not_a_loss": "the loss is one number (a tensor with one entry, or a float)",
-    "all_positions": "you averaged over every position: only the masked positions are "
-    "predicted (see what `masked` marks), and the mean runs over those alone",
-    "raw_logits": "you took the logits themselves at the targets: the loss is the negative "
-    "LOG-PROBABILITY, so normalise each row of logits over the vocabulary first",
-    "summed": "you summed over the masked positions: the loss is their MEAN, so that it does "
-    "not grow with the number of masked tokens",
-    "sign": "your loss has the wrong sign: a log-probability is ≤ 0 and the loss is its "
-    "negative, ≥ 0",
+    "all_positions": "you scored positions that bert_mask did not choose: look at what "
+    "`masked` marks, and at what the model reads where it is False",
+    "raw_logits": "you used the logits themselves at the targets: look at what the exercise "
+    "calls the model's surprise, and at what turns a row of logits into p(· | x̃)",
+    "summed": "your loss grows with the number of masked tokens: look at how you combine the "
+    "positions' surprises into one number",
+    "sign": "your loss has the wrong sign: look at the sign of a log-probability",
     "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
     "feed-forward layer) has a bias vector as long as its output",
     "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "

@@ -1,9 +1,14 @@
 """A tiny GPT: a decoder-only language model made of the course's transformer blocks.
 
+The same model without the causal mask (``GPTConfig(causal=False)``) is a tiny BERT, an
+encoder in which every token sees every token: notebook 09 trains it by masked
+language modelling, and notebook 06 trains it on the next token to show the leak.
+
 A sequence of n token ids x_1 … x_n (n ≤ ``block_size``) goes through
 
     H_0 = √d · E[x] + PE                     (n × d: token embeddings plus positions)
-    H_l = Block_l(H_{l−1}),  l = 1 … L       (pre-LN blocks with the causal mask)
+    H_l = Block_l(H_{l−1}),  l = 1 … L       (pre-LN blocks, with the causal mask unless
+                                              the config says ``causal=False``)
     logits = LN(H_L) Eᵀ                      (n × V: one score per vocabulary entry)
 
 with E the V × d token embedding (row E[x_t] for token x_t), PE the fixed sinusoidal
@@ -17,7 +22,7 @@ the embeddings at the input to the scale of the positions, whose entries lie in 
 Without it the positions drown the tokens, and the model stays long at the loss of
 the unigram frequencies (about 5.3 on the Wikipedia text with 256 merges).
 
-Because every block is causal, row t of the logits depends on x_1 … x_t only, and
+Because every block is causal (the default), row t of the logits depends on x_1 … x_t only, and
 softmax(logits_t) is the model's p(x_{t+1} | x_≤t). Training minimises the next-token
 loss on windows of n + 1 tokens x_1 … x_{n+1}: the model reads x_1 … x_n, and position t
 is scored on x_{t+1} (the last one on the window's extra token x_{n+1}), the cross-entropy
@@ -40,7 +45,14 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import trange
 
-from course_utils.validation import integer, number, positive_int, same_device
+from course_utils.validation import (
+    bool_tensor,
+    float_tensor,
+    integer,
+    number,
+    positive_int,
+    same_device,
+)
 
 from .transformer import TransformerBlock, sinusoidal_positions
 
@@ -54,7 +66,8 @@ class GPTConfig:
     divisible by it), ``dim_feedforward`` (the width of each block's feed-forward layer)
     and ``dropout`` (in [0, 1), inside the blocks, in training only). ``norm_first=False``
     builds post-LN blocks instead of GPT's pre-LN ones, for the comparison of notebook 06
-    (the final LN stays).
+    (the final LN stays). ``causal=False`` leaves the causal mask out of every block: every
+    position attends to every position, as in BERT's encoder.
     """
 
     vocab_size: int
@@ -65,6 +78,7 @@ class GPTConfig:
     dim_feedforward: int = 256
     dropout: float = 0.0
     norm_first: bool = True
+    causal: bool = True
 
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "d_model", "n_layers", "n_heads",
@@ -77,8 +91,9 @@ class GPTConfig:
             )
         if not 0.0 <= number("dropout", self.dropout) < 1.0:
             raise ValueError(f"dropout must be in [0, 1); got {self.dropout}")
-        if not isinstance(self.norm_first, bool):
-            raise TypeError(f"norm_first must be a bool; got {self.norm_first!r}")
+        for name in ("norm_first", "causal"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
 
 
 class TinyGPT(nn.Module):
@@ -87,7 +102,7 @@ class TinyGPT(nn.Module):
     Layers (see the module's docstring for the formulas): ``token_embedding`` E (V × d,
     initialised N(0, 0.05²)), the non-persistent buffer ``positions`` (PE, block_size × d,
     not saved in the ``state_dict``), ``blocks`` (L ``TransformerBlock``s, pre-LN with
-    GELU, called with ``causal=True``) and ``norm`` (the final LN). The output layer is E
+    GELU, called with ``causal=config.causal``) and ``norm`` (the final LN). The output layer is E
     itself.
 
     ``forward(ids)``: ids is an integer tensor of shape (batch, n) or (n,) with
@@ -114,8 +129,9 @@ class TinyGPT(nn.Module):
                                 activation="gelu", norm_first=c.norm_first)  # fmt: skip
 
     def _run_block(self, block: nn.Module, h: torch.Tensor) -> torch.Tensor:
-        """H_l = Block_l(H_{l−1}) with the causal mask, h of shape (batch, n, d)."""
-        return block(h, causal=True)
+        """H_l = Block_l(H_{l−1}), h of shape (batch, n, d), with the causal mask unless
+        the config says ``causal=False``."""
+        return block(h, causal=self.config.causal)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         ids = check_ids(ids, self.config.vocab_size)
@@ -184,6 +200,30 @@ def next_token_loss(model: TinyGPT, ids: torch.Tensor) -> torch.Tensor:
         )
     logits = model(ids[..., :-1])  # (batch, n, V)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[..., 1:].reshape(-1))
+
+
+def masked_lm_loss(
+    logits: torch.Tensor, targets: torch.Tensor, masked: torch.Tensor
+) -> torch.Tensor:
+    """BERT's masked-LM loss, a 0-dim tensor: −(1/|C|) Σ_{t ∈ C} log p(x_t | x̃).
+
+    ``logits`` (..., V) are the scores of a model that read the masked text x̃,
+    ``targets`` (...) the token ids x_t the text really had and ``masked`` (...) booleans,
+    True at the chosen positions C (at least one). Only C counts: elsewhere the model
+    reads x_t itself. The mean makes it the surprise per predicted token, whatever the
+    number of chosen positions.
+    """
+    float_tensor("logits", logits, min_dim=2)
+    bool_tensor("masked", masked)
+    targets = check_ids(targets.flatten(), logits.shape[-1]).view(targets.shape)
+    if targets.shape != logits.shape[:-1] or masked.shape != targets.shape:
+        raise ValueError(
+            f"logits must be (..., V) with targets and masked of shape (...); got shapes "
+            f"{tuple(logits.shape)}, {tuple(targets.shape)} and {tuple(masked.shape)}"
+        )
+    if not masked.any():
+        raise ValueError("masked must be True at one position at least; got none")
+    return F.cross_entropy(logits[masked], targets[masked])
 
 
 def random_batch(

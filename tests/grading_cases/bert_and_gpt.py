@@ -201,6 +201,15 @@ def masked_lm_loss(logits, targets, masked):
     return torch.nn.CrossEntropyLoss()(logits[masked], targets[masked])
 """, zero=True),
     },
+    "calls_the_course_loss": {
+        "masked_lm_loss": Cheat("""
+from course_utils.models.gpt import masked_lm_loss as course_loss
+
+
+def masked_lm_loss(logits, targets, masked):
+    return course_loss(logits, targets, masked)
+""", zero=True, flagged=True),
+    },
     "loss_through_aten": {
         "masked_lm_loss": Cheat("""
 def masked_lm_loss(logits, targets, masked):

@@ -28,8 +28,9 @@ def train_hugging_face_bpe(text: str, k: int) -> Tokenizer:
 
 class TorchLayersGPT(TinyGPT):
     """``TinyGPT`` with PyTorch's ``nn.TransformerEncoderLayer`` (pre-LN, GELU) as its blocks,
-    called with a causal mask (True = blocked above the diagonal): the same model, whose
-    ``state_dict`` has the same keys, so it loads a ``TinyGPT``'s weights."""
+    called with a causal mask (True = blocked above the diagonal) unless the config says
+    ``causal=False``: the same model, whose ``state_dict`` has the same keys, so it loads a
+    ``TinyGPT``'s weights."""
 
     def _make_block(self) -> nn.Module:
         c = self.config
@@ -39,6 +40,8 @@ class TorchLayersGPT(TinyGPT):
         )  # fmt: skip
 
     def _run_block(self, block: nn.Module, h: torch.Tensor) -> torch.Tensor:
+        if not self.config.causal:
+            return block(h)
         n = h.shape[1]
         blocked = torch.ones(n, n, dtype=torch.bool, device=h.device).triu(diagonal=1)
         return block(h, src_mask=blocked, is_causal=True)

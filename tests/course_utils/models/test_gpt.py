@@ -1,6 +1,7 @@
 """course_utils.models.gpt against PyTorch's own layers, hand computations and the data itself."""
 
 import copy
+import dataclasses
 import math
 
 import pytest
@@ -12,6 +13,7 @@ from course_utils.models.gpt import (
     GPTConfig,
     TinyGPT,
     generate,
+    masked_lm_loss,
     next_token_loss,
     random_batch,
     train_language_model,
@@ -120,6 +122,29 @@ def test_a_token_changes_the_logits_of_its_position_and_later_ones_only():
             assert (after[t:] - before[t:]).abs().amax(dim=-1).min() > 1e-4
 
 
+def test_a_bidirectional_model_lets_every_token_change_every_position():
+    config = dataclasses.replace(SMALL, causal=False)
+    model = model_with(config, 7).eval()
+    ids = random_ids(12, seed=7)
+    with torch.no_grad():
+        before = model(ids)
+        changed = ids.clone()
+        changed[11] = (ids[11] + 1) % SMALL.vocab_size
+        assert (model(changed) - before).abs().amax(dim=-1).min() > 1e-4  # the first row too
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_a_bidirectional_model_equals_pytorch_layers_without_a_mask(norm_first):
+    config = GPTConfig(40, block_size=12, d_model=16, n_layers=2, norm_first=norm_first,
+                       causal=False)  # fmt: skip
+    ours = model_with(config, 9).eval()
+    theirs = model_with(config, 10, cls=TorchLayersGPT).eval()
+    theirs.load_state_dict(ours.state_dict())
+    ids = random_ids(2, 12, high=40, seed=9)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(ids), theirs(ids), atol=1e-5, rtol=0)
+
+
 # -- the loss ---------------------------------------------------------------------------
 
 
@@ -141,6 +166,30 @@ def test_next_token_loss_is_the_cross_entropy_of_the_shifted_ids():
 
 
 # -- batches and training ---------------------------------------------------------------
+
+
+def test_masked_lm_loss_is_the_mean_surprise_at_the_masked_positions_by_hand():
+    logits = torch.tensor([[[2.0, 0.0, -1.0], [0.5, 0.5, 3.0]], [[1.0, 1.0, 1.0], [0.0, 4.0, 0.0]]])
+    targets = torch.tensor([[0, 2], [1, 0]])
+    masked = torch.tensor([[True, False], [True, True]])
+    surprise = [-math.log(math.exp(2) / (math.exp(2) + 1 + math.exp(-1))),   # row 0, target 0
+                -math.log(1 / 3),                                           # uniform row
+                -math.log(1 / (1 + math.exp(4) + 1))]                      # row (0, 4, 0), target 0
+    assert masked_lm_loss(logits, targets, masked).item() == pytest.approx(sum(surprise) / 3)
+    logits[0, 1] = 1e6                                     # an unmasked position changes nothing
+    assert masked_lm_loss(logits, targets, masked).item() == pytest.approx(sum(surprise) / 3)
+
+
+def test_masked_lm_loss_rejects_bad_inputs():
+    logits, targets = torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)
+    with pytest.raises(ValueError, match="True at one position at least"):
+        masked_lm_loss(logits, targets, torch.zeros(2, 3, dtype=torch.bool))
+    with pytest.raises(ValueError, match="got shapes"):
+        masked_lm_loss(logits, targets, torch.ones(2, 4, dtype=torch.bool))
+    with pytest.raises(TypeError, match="masked must be a torch.bool tensor"):
+        masked_lm_loss(logits, targets, torch.ones(2, 3))
+    with pytest.raises(ValueError, match="ids must lie in 0"):
+        masked_lm_loss(logits, targets + 5, torch.ones(2, 3, dtype=torch.bool))
 
 
 def test_random_batch_takes_windows_of_consecutive_tokens():
@@ -277,6 +326,7 @@ def test_generate_rejects_a_bad_temperature(temperature, error):
         ({"dropout": 1.0}, ValueError, r"dropout must be in \[0, 1\)"),
         ({"dropout": "0.1"}, TypeError, "dropout must be a number"),
         ({"norm_first": 0}, TypeError, "norm_first must be a bool"),
+        ({"causal": "no"}, TypeError, "causal must be a bool; got 'no'"),
     ],
 )
 def test_config_rejects_bad_sizes(changes, error, match):
