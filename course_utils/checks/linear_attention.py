@@ -22,31 +22,32 @@ __all__ = [
 ]
 
 LINEAR_MISTAKES = {
-    "no_normaliser": "you did not divide by the normaliser φ(Q_i)ᵀ Σ_j φ(K_j): each output row "
-    "is a weighted AVERAGE of the values",
-    "no_feature_map": "you used the raw dot products Q_iᵀK_j: apply feature_map to the queries "
-    "and the keys first, sim(q, k) = φ(q)ᵀφ(k)",
+    "no_normaliser": "you did not divide by the sum of the similarities: each output row is a "
+    "weighted AVERAGE of the values (the denominator of the formula in the exercise)",
+    "no_feature_map": "you used the raw dot products Q_iᵀK_j as similarities: the kernel is an "
+    "inner product of FEATURES (section 2, the key idea)",
     "softmax": "you computed softmax attention, sim = exp(qᵀk/√D); here sim(q, k) = φ(q)ᵀφ(k) "
     "with the given feature_map",
-    "scaled": "you divided q and k by √D (or D^¼) before φ: the kernel form takes no scale, "
-    "pass q and k to feature_map as they are",
+    "scaled": "you scaled q and k (by 1/√D or D^-¼) before φ: the kernel replaces the "
+    "exponential, and the exercise's formula has no scale",
     "global_normaliser": "you divided by one number, the sum of the similarities over ALL "
-    "queries and keys: each query i has its own normaliser φ(Q_i)ᵀ Σ_j φ(K_j)",
-    "q_k_swapped": "you swapped the roles of the queries and the keys: the sums over j run "
-    "over φ(K_j) V_jᵀ and φ(K_j), and φ(Q_i) multiplies them",
+    "queries and keys: each query's row is an average of its own",
+    "q_k_swapped": "you swapped the roles of the queries and the keys: check which of them "
+    "the sum over j runs over, and which one indexes the output row",
     "causal_kernel": "you summed over j ≤ i only: this form is NOT causal, every query sees "
     "every key",
-    "not_accumulated_s": "S_i is a running sum: return S_{i−1} + φ(k_i) v_iᵀ, not the new "
-    "outer product alone",
-    "not_accumulated_z": "z_i is a running sum: return z_{i−1} + φ(k_i), not φ(k_i) alone",
+    "not_accumulated_s": "your S_i holds token i's term alone: S_i sums over every j ≤ i, "
+    "the earlier tokens' terms included (compare the definitions of S_i and S_{i−1})",
+    "not_accumulated_z": "your z_i holds token i's term alone: z_i sums over every j ≤ i "
+    "(compare the definitions of z_i and z_{i−1})",
     "outer_transposed": "your outer product is v_i φ(k_i)ᵀ, the transpose of what the state "
     "needs: compare the shape of S, (r, D_v), with the order of the two vectors",
     "state_no_feature_map": "you added k_i (or k_i v_iᵀ) to the state: the state sums φ(k_i), "
     "the features of the key",
-    "old_state": "you computed the output with the OLD state S_{i−1}, z_{i−1}: update the "
-    "state first, so that position i also attends to itself",
-    "output_no_feature_map": "you multiplied the state by q_i itself: the output is "
-    "φ(q_i)ᵀ S_i / φ(q_i)ᵀ z_i",
+    "old_state": "you computed the output with the OLD state S_{i−1}, z_{i−1}: position i "
+    "also attends to itself (j ≤ i includes i)",
+    "output_no_feature_map": "you multiplied the state by q_i itself: the query enters the "
+    "kernel through its features, as the key does",
     "separation_centre": "you measured from the centre of the QUERIES: k* is the mean of the "
     "keys (the sources), the point every query should see them gathered around",
     "separation_inverted": "your ratio is upside down: δ compares the keys' spread around k* "

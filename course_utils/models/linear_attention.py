@@ -43,14 +43,15 @@ which here is the head size).
 
 **FMMformer** ("FMMformer: Efficient and Flexible Transformer via Decomposed Near-field
 and Far-field Attention", Nguyen et al., 2021) adds the two: the banded near field B and
-a low-rank far field built from r feature maps φ_1 … φ_r (the paper's are elu(x) + 1,
+a low-rank far field built from m feature maps φ_1 … φ_m (the paper's are elu(x) + 1,
 elu(−x) + 1 and tanh), each a linear attention of its own, blended by weights ≥ 0:
 
     V̂ = w₁ B V + Σ_l w₂,l φ_l(Q)(φ_l(K)ᵀ V) / φ_l(Q)(φ_l(K)ᵀ 1).
 
-The lectures call this far field "rank r": r counts the feature maps. Each map here acts
-on every coordinate, φ_l: R^D → R^D, so φ_l(Q) φ_l(K)ᵀ has rank at most D and the far
-field at most r·D.
+The lectures call this far field "rank r" with r the number of feature maps; here that
+number is m, and r stays the width of one map, as above. Each map here acts on every
+coordinate, φ_l: R^D → R^D (r = D), so φ_l(Q) φ_l(K)ᵀ has rank at most D and the far
+field at most m·D.
 
 **Well-separation**, the condition of the fast multipole method's argument: sources y_j are
 well separated from targets x_i when ‖y_j − y*‖ ≤ δ ‖x_i − y*‖ for all pairs, with y* the
@@ -304,6 +305,7 @@ def banded_attention(
     attn_mask=band_mask(N, bandwidth, causal))`` but without the N × N matrix: the queries
     go in blocks of P positions, and block b (queries b·P … b·P + P − 1) sees only the
     keys b·P − w … b·P + P − 1 + w (w = bandwidth), so time and memory are O(N (P + 2w)).
+    A sequence of one block (N ≤ P) takes that call itself: its mask is no larger.
     """
     _check_qkv(q, k, v, causal)
     if q.shape[-2] != k.shape[-2]:
@@ -315,6 +317,8 @@ def banded_attention(
     n = q.shape[-2]
     w = min(bandwidth, n - 1)  # a wider band sees no more keys
     block = min(n, max(w, 64))
+    if block == n:  # one block of queries: the (N, N) mask is as small as the windows' would be
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=band_mask(n, w, causal, q.device))
     n_blocks = -(-n // block)
     lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     # queries: (..., n_blocks, P, D), padded at the end
@@ -365,16 +369,16 @@ def fmm_attention(
     feature_maps=elu_feature_map,
     causal: bool = False,
 ) -> torch.Tensor:
-    """FMMformer attention with r far-field feature maps φ_1 … φ_r, shape (..., N, D_v):
+    """FMMformer attention with m far-field feature maps φ_1 … φ_m, shape (..., N, D_v):
 
         V̂ = w₁ B V + Σ_l w₂,l φ_l(Q)(φ_l(K)ᵀ V) / φ_l(Q)(φ_l(K)ᵀ 1).
 
     Near field B V = ``banded_attention(q, k, v, bandwidth, causal)``; far field: one
     ``linear_attention(q, k, v, φ_l, causal)`` per map. ``feature_maps`` is one map or a
-    sequence of r maps (e.g. ``FMM_FEATURE_MAPS``). The weights are ≥ 0: numbers, or
+    sequence of m maps (e.g. ``FMM_FEATURE_MAPS``). The weights are ≥ 0: numbers, or
     tensors such as learnable per-head weights kept positive by the caller (e.g. through
     softplus); w₁ = ``w_near``, and ``w_far`` is one weight for every map or a sequence
-    of r weights, one per map. In O(N (bandwidth + Σ_l r_l D_v)), r_l the width of φ_l.
+    of m weights, one per map. In O(N (bandwidth + Σ_l r_l D_v)), r_l the width of φ_l.
     """
     maps = (feature_maps,) if callable(feature_maps) else tuple(feature_maps)
     if not maps:
