@@ -1,4 +1,5 @@
-"""Diagnostic checks for notebook 05: the E′ = E + A V update, masks, heads, multi-head attention.
+"""Diagnostic checks for notebook 05: the E′ = E + A V update of one sentence reading another,
+masks, heads, multi-head attention.
 
 The references here are written out in float64 from the formulas (and PyTorch's own
 ``nn.MultiheadAttention`` for the build exercise),
@@ -15,15 +16,18 @@ from .guards import checked_plainly
 
 __all__ = [
     "MASK_MISTAKES",
+    "check_attention_update",
     "check_multi_head_attention",
     "check_padding_mask",
-    "check_self_attention_update",
     "check_split_heads",
 ]
 
 MASK_MISTAKES = {
     "no_residual": "you returned A V without the residual: the update is E′ = E + A V",
-    "embeddings_weighted": "you added A E instead of A V: weight the values V = E W_V",
+    "embeddings_weighted": "you weighted the source's embeddings S themselves: what the "
+    "weights average are the values, which have E's size",
+    "source_ignored": "your tokens of E read E itself: in this update the keys and the values "
+    "come from the other sentence S",
     "no_scale": "you did not divide the scores by √n_Q",
     "scale_by_n_E": "you divided by √n_E (the embedding size) instead of √n_Q (the size of "
     "the queries and keys)",
@@ -62,36 +66,41 @@ def _softmax_rows(scores: torch.Tensor, keep: torch.Tensor | None, dim: int = -1
     return torch.softmax(scores, dim=dim)
 
 
-def _update(e, w_q, w_k, w_v, scale, causal=False, dim=-1, values=True, residual=True):
-    q, k, v = e @ w_q, e @ w_k, e @ w_v
-    n = e.shape[-2]
-    keep = torch.ones(n, n, dtype=torch.bool).tril() if causal else None
+def _update(e, s, w_q, w_k, w_v, scale, causal=False, dim=-1, values=True, residual=True):
+    """E + softmax(E W_Q (S W_K)ᵀ · scale) S W_V, or one of the slips the switches name."""
+    q, k, v = e @ w_q, s @ w_k, s @ w_v
+    keep = torch.ones(len(e), len(s), dtype=torch.bool).tril() if causal else None
     a = _softmax_rows(q @ k.transpose(-2, -1) * scale, keep, dim)
-    out = a @ (v if values else e)
+    out = a @ (v if values else s)
     return e + out if residual else out
 
 
 @checked_plainly
-def check_self_attention_update(actual, e, w_q, w_k, w_v, name="E′", atol=1e-4) -> None:
-    """Fail unless ``actual`` is E′ = E + A V with A = softmax(Q Kᵀ / √n_Q) row by row.
+def check_attention_update(actual, e, s, w_q, w_k, w_v, name="E′", atol=1e-4) -> None:
+    """Fail unless ``actual`` is E′ = E + A V where the n tokens of E read the m tokens of S.
 
-    E is (n, n_E); W_Q, W_K are (n_E, n_Q); W_V is (n_E, n_E); Q = E W_Q, K = E W_K,
-    V = E W_V. No mask: every token sees every token.
+    E is (n, n_E), S is (m, n_S); W_Q is (n_E, n_Q), W_K (n_S, n_Q), W_V (n_S, n_E); Q = E W_Q,
+    K = S W_K, V = S W_V and A = softmax(Q Kᵀ / √n_Q) over the keys, (n, m). No mask. With
+    S = E it is self-attention. Slips that the shapes allow are named (with S = E, or n_S = n_E).
     """
-    e, w_q, w_k, w_v = (as_tensor(t, label) for t, label in
-                        ((e, "E"), (w_q, "W_Q"), (w_k, "W_K"), (w_v, "W_V")))
+    e, s, w_q, w_k, w_v = (as_tensor(t, label) for t, label in
+                           ((e, "E"), (s, "S"), (w_q, "W_Q"), (w_k, "W_K"), (w_v, "W_V")))
     n_e, n_q = w_q.shape
     scale = 1 / math.sqrt(n_q)
     mistakes = {
-        MASK_MISTAKES["no_residual"]: _update(e, w_q, w_k, w_v, scale, residual=False),
-        MASK_MISTAKES["embeddings_weighted"]: _update(e, w_q, w_k, w_v, scale, values=False),
-        MASK_MISTAKES["no_scale"]: _update(e, w_q, w_k, w_v, 1.0),
-        MASK_MISTAKES["query_axis"]: _update(e, w_q, w_k, w_v, scale, dim=-2),
-        MASK_MISTAKES["unwanted_causal"]: _update(e, w_q, w_k, w_v, scale, causal=True),
+        MASK_MISTAKES["no_residual"]: _update(e, s, w_q, w_k, w_v, scale, residual=False),
+        MASK_MISTAKES["no_scale"]: _update(e, s, w_q, w_k, w_v, 1.0),
+        MASK_MISTAKES["query_axis"]: _update(e, s, w_q, w_k, w_v, scale, dim=-2),
+        MASK_MISTAKES["unwanted_causal"]: _update(e, s, w_q, w_k, w_v, scale, causal=True),
     }
     if n_e != n_q:
-        mistakes[MASK_MISTAKES["scale_by_n_E"]] = _update(e, w_q, w_k, w_v, 1 / math.sqrt(n_e))
-    expected = _update(e, w_q, w_k, w_v, scale)
+        mistakes[MASK_MISTAKES["scale_by_n_E"]] = _update(e, s, w_q, w_k, w_v, 1 / math.sqrt(n_e))
+    if s.shape[-1] == n_e:
+        mistakes[MASK_MISTAKES["embeddings_weighted"]] = _update(e, s, w_q, w_k, w_v, scale,
+                                                                 values=False)
+        if not torch.equal(s, e):
+            mistakes[MASK_MISTAKES["source_ignored"]] = _update(e, e, w_q, w_k, w_v, scale)
+    expected = _update(e, s, w_q, w_k, w_v, scale)
     check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)
 
 

@@ -1,4 +1,4 @@
-"""Diagnostic checks for notebook 08: the Gaussian kernel, random Fourier features z(x),
+"""Diagnostic checks for notebook 08: the Gaussian kernel, the features of the ARD kernel,
 the log–log slope of the error, the frequencies of the Laplacian kernel, the variance of
 the [cos, sin] features, and positive random features for exp(xᵀy).
 
@@ -9,6 +9,8 @@ The references are the formulas written out in float64 NumPy, independently of
 ``course_utils.models.random_features`` and of scikit-learn's kernels. Random answers (the
 Laplacian kernel's frequencies) are checked statistically: their empirical characteristic
 function must lie within a few standard errors of the kernel, whose standard error is exact.
+A design (the ARD kernel's features) is checked by what it must do, not by one formula: its
+kernel estimate within a few standard errors of the kernel, and each point's features its own.
 """
 
 import math
@@ -21,8 +23,8 @@ from .guards import checked_plainly
 
 __all__ = [
     "RF_MISTAKES",
+    "check_ard_features",
     "check_error_slope",
-    "check_fourier_features",
     "check_cos_sin_variance",
     "check_gaussian_kernel",
     "check_laplacian_frequencies",
@@ -48,7 +50,19 @@ RF_MISTAKES = {
     "two_over_R": "you scaled each feature by 2/R, the factor of the kernel estimate "
     "z(x)ᵀz(y): a factor on every feature enters an inner product twice",
     "no_offset": "you left out the offsets b: section 4 says why each cosine needs one",
-    "sine": "you used sin instead of cos",
+    "ard_lengthscale_multiplied": "you multiplied coordinate d by ℓ_d: a large ℓ_d must make "
+    "coordinate d matter less. Write the kernel as the Gaussian kernel of rescaled points and "
+    "see which way they are rescaled",
+    "ard_lengthscale_squared": "you divided coordinate d by ℓ_d²: the frequencies' variance is "
+    "1/ℓ_d², so what multiplies a standard normal draw is its square root",
+    "ard_height_not_rooted": "your features carry the height a itself: a factor on every "
+    "feature enters z(x)ᵀz(y) twice, so ZZᵀ estimates a² times the kernel",
+    "ard_no_height": "the height a is missing: ZZᵀ estimates the kernel with a = 1",
+    "ard_not_local": "a point's features change when the other points are put in another "
+    "order: z(x) may depend on x alone (a feature of one point must not need the other point, "
+    "section 4)",
+    "ard_biased": "Work out E[z(x)ᵀz(y)] for your features: how does each ℓ_d rescale "
+    "coordinate d, and which constant makes it a at x = y?",
     "semilog": "you fitted log(error) against R itself: put log R on the x axis too (log–log)",
     "linear_errors": "you fitted the errors themselves against log R: take the log of the "
     "errors too",
@@ -145,26 +159,69 @@ def check_gaussian_kernel(actual, x, y, sigma: float, name="gaussian_kernel", at
     check_close(got, _gaussian(x, y, sigma), name, atol=atol, mistakes=mistakes, reveal=False)
 
 
-def _fourier(x, w, b, scale=None, offset=True, function=np.cos):
+def _ard_kernel(x, y, lengthscales, height):
+    """height · exp(−Σ_d (x_d − y_d)² / 2ℓ_d²) for the rows of x and y: (n, m)."""
+    scaled = (x[:, None, :] - y[None, :, :]) / lengthscales
+    return height * np.exp(-0.5 * (scaled**2).sum(-1))
+
+
+def _ard(x, w, b, lengthscales, height, power=-1, root_height=True, scale=None, offset=True):
+    """The features √(2a/R) cos((x ℓ^power) W + b), power −1, or one of the slips the
+    switches name."""
     r = w.shape[1]
+    scaled = x * lengthscales**power
+    amplitude = math.sqrt(height) if root_height else height
     scale = math.sqrt(2 / r) if scale is None else scale
-    return scale * function(x @ w + (b if offset else 0.0))
+    return amplitude * scale * np.cos(scaled @ w + (b if offset else 0.0))
 
 
 @checked_plainly
-def check_fourier_features(actual, x, w, b, name="fourier_features", atol=1e-4) -> None:
-    """Fail unless ``actual`` is Z = √(2/R) cos(X W + b): X (n, D), W (D, R), b (R,) → (n, R)."""
+def check_ard_features(actual, reordered, x, w, b, lengthscales, height: float,
+                       name="ard_features", sigmas=6.0) -> None:
+    """Fail unless ``actual`` holds features of the rows of x whose inner products estimate
+    the ARD kernel a·exp(−Σ_d (x_d − y_d)² / 2ℓ_d²) without bias.
+
+    ``actual`` is the answer for X (n, D) with standard normal W (D, R) and uniform b (R,);
+    ``reordered`` is the answer for the rows of X in reverse order, which must be the same rows
+    reversed (a point's features may not depend on the other points). ZZᵀ must lie within
+    ``sigmas`` standard errors of the kernel at every pair: any unbiased design passes, not
+    one formula, so a failure names a slip it recognises or says how far off ZZᵀ is.
+    """
     x, w, b = _array(x, "X"), _array(w, "W"), _array(b, "b")
-    r = w.shape[1]
-    mistakes = {
-        RF_MISTAKES["no_scale"]: _fourier(x, w, b, scale=1.0),
-        RF_MISTAKES["no_sqrt2"]: _fourier(x, w, b, scale=1 / math.sqrt(r)),
-        RF_MISTAKES["sqrt2_over_R"]: _fourier(x, w, b, scale=math.sqrt(2) / r),
-        RF_MISTAKES["two_over_R"]: _fourier(x, w, b, scale=2 / r),
-        RF_MISTAKES["no_offset"]: _fourier(x, w, b, offset=False),
-        RF_MISTAKES["sine"]: _fourier(x, w, b, function=np.sin),
+    lengthscales = _array(lengthscales, "lengthscales")
+    n, r = len(x), w.shape[1]
+    got = _array(actual, name)
+    if got.shape != (n, r):
+        raise AssertionError(f"{name} should have shape {(n, r)} (one row per point, one "
+                             f"column per frequency); got {got.shape}")
+    slips = {
+        "ard_lengthscale_multiplied": _ard(x, w, b, lengthscales, height, power=1),
+        "ard_lengthscale_squared": _ard(x, w, b, lengthscales, height, power=-2),
+        "ard_height_not_rooted": _ard(x, w, b, lengthscales, height, root_height=False),
+        "ard_no_height": _ard(x, w, b, lengthscales, 1.0),
+        "no_scale": _ard(x, w, b, lengthscales, height, scale=1.0),
+        "no_sqrt2": _ard(x, w, b, lengthscales, height, scale=1 / math.sqrt(r)),
+        "two_over_R": _ard(x, w, b, lengthscales, height, scale=2 / r),
+        "no_offset": _ard(x, w, b, lengthscales, height, offset=False),
     }
-    check_close(actual, _fourier(x, w, b), name, atol=atol, mistakes=mistakes, reveal=False)
+    right = _ard(x, w, b, lengthscales, height)
+    for key, slip in slips.items():
+        tolerance = 1e-3 * np.abs(slip).max()
+        if np.allclose(got, slip, atol=tolerance) and not np.allclose(right, slip, atol=tolerance):
+            raise AssertionError(f"{name} is not right: {RF_MISTAKES[key]}.")
+    if not np.allclose(_array(reordered, name)[::-1], got, atol=1e-4):
+        raise AssertionError(f"{name} is not right: {RF_MISTAKES['ard_not_local']}.")
+    terms = r * got[:, None, :] * got[None, :, :]                 # (n, n, R): R z_r(x_i) z_r(x_j)
+    estimate = terms.mean(-1)
+    standard_error = terms.std(-1) / math.sqrt(r) + 1e-6 * height
+    kernel = _ard_kernel(x, x, lengthscales, height)
+    worst = float(np.max(np.abs(estimate - kernel) / standard_error))
+    if worst > sigmas:
+        ratio = float(np.sum(estimate * kernel) / np.sum(kernel * kernel))
+        raise AssertionError(
+            f"{name} is not right: ZZᵀ misses the kernel by up to {worst:.0f} standard errors "
+            f"at some pair (ZZᵀ is about {ratio:.2g} times the kernel, by least squares). "
+            f"{RF_MISTAKES['ard_biased']}")
 
 
 def _slope(x, y) -> float:

@@ -5,11 +5,11 @@ ASSIGNMENT = "05_masked_attention"
 # --- wrong answers: each loses its own test cell's points, and no others -------------
 
 
-def update_with(scale="/ math.sqrt(Q.shape[-1])", dim="-1", result="E + A @ V"):
-    """A self_attention_update answer with one part swapped for a mistake."""
+def update_with(scale="/ math.sqrt(Q.shape[-1])", dim="-1", result="E + A @ V", keys="S"):
+    """An attention_update answer with one part swapped for a mistake."""
     return f"""
-def self_attention_update(E, W_Q, W_K, W_V):
-    Q, K, V = E @ W_Q, E @ W_K, E @ W_V
+def attention_update(E, S, W_Q, W_K, W_V):
+    Q, K, V = E @ W_Q, {keys} @ W_K, {keys} @ W_V
     A = torch.softmax(Q @ K.T {scale}, dim={dim})
     return {result}
 """
@@ -55,8 +55,8 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 TWIN_UPDATE = """
 from course_utils.models.attention import attention
 
-def self_attention_update(E, W_Q, W_K, W_V):
-    return E + attention(E @ W_Q, E @ W_K, E @ W_V)[0]
+def attention_update(E, S, W_Q, W_K, W_V):
+    return E + attention(E @ W_Q, S @ W_K, S @ W_V)[0]
 """
 
 TWIN_MASK = """
@@ -88,17 +88,17 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 
 WRONG = {
     "forgets_residual_and_scale": {
-        "self_attention_update": update_with(result="A @ V"),
+        "attention_update": update_with(result="A @ V"),
         "multi_head_attention": heads_with(scale="math.sqrt(d)"),
     },
     "blocked_convention_no_transpose": {
-        "self_attention_update": update_with(scale="/ math.sqrt(E.shape[-1])"),
+        "attention_update": update_with(scale="/ math.sqrt(E.shape[-1])"),
         "padding_mask": mask_with(keys="torch.arange(n)[None, :] >= lengths[:, None]"),
         "split_heads": split_with("x.reshape(batch, num_heads, n, d // num_heads)"),
         "multi_head_attention": heads_with(output=""),
     },
     "diagonal_and_interleaved": {
-        "self_attention_update": update_with(dim="0", result="E + A @ E"),
+        "attention_update": update_with(keys="E"),  # the source ignored
         "padding_mask": mask_with(causal="tril(diagonal=-1)"),
         "split_heads": split_with(
             "x.reshape(batch, n, d // num_heads, num_heads).permute(0, 3, 1, 2)"
@@ -111,7 +111,7 @@ WRONG = {
         "multi_head_attention": heads_with(future="tril(diagonal=-1)"),
     },
     "calls_the_library": {
-        "self_attention_update": TWIN_UPDATE,
+        "attention_update": TWIN_UPDATE,
         "padding_mask": TWIN_MASK,
         "split_heads": TWIN_SPLIT,
         "multi_head_attention": TWIN_MHA,
@@ -123,9 +123,9 @@ WRONG = {
 NUMPY_UPDATE = """
 import numpy as np
 
-def self_attention_update(E, W_Q, W_K, W_V):
-    E, W_Q, W_K, W_V = (np.asarray(t.cpu(), dtype=np.float64) for t in (E, W_Q, W_K, W_V))
-    Q, K, V = E @ W_Q, E @ W_K, E @ W_V
+def attention_update(E, S, W_Q, W_K, W_V):
+    E, S, W_Q, W_K, W_V = (np.asarray(t.cpu(), dtype=np.float64) for t in (E, S, W_Q, W_K, W_V))
+    Q, K, V = E @ W_Q, S @ W_K, S @ W_V
     s = Q @ K.T / np.sqrt(W_Q.shape[1])
     A = np.exp(s - s.max(axis=1, keepdims=True))
     A /= A.sum(axis=1, keepdims=True)
@@ -165,9 +165,9 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 """
 
 EINSUM_UPDATE = """
-def self_attention_update(E, W_Q, W_K, W_V):
-    E = E.double()
-    Q, K, V = E @ W_Q.double(), E @ W_K.double(), E @ W_V.double()
+def attention_update(E, S, W_Q, W_K, W_V):
+    E, S = E.double(), S.double()
+    Q, K, V = E @ W_Q.double(), S @ W_K.double(), S @ W_V.double()
     A = F.softmax(torch.einsum("iq,jq->ij", Q, K) / W_Q.shape[1] ** 0.5, dim=1)
     return (E + torch.einsum("ij,je->ie", A, V)).tolist()    # a list of rows
 """
@@ -210,13 +210,13 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 
 CORRECT = {
     "numpy_loops_minus_1e9": {
-        "self_attention_update": NUMPY_UPDATE,
+        "attention_update": NUMPY_UPDATE,
         "padding_mask": LOOP_MASK,
         "split_heads": EINOPS_LIKE_SPLIT,
         "multi_head_attention": LOOP_MHA,
     },
     "einsum_lists_float64": {
-        "self_attention_update": EINSUM_UPDATE,
+        "attention_update": EINSUM_UPDATE,
         "padding_mask": NUMPY_MASK,
         "split_heads": PERMUTE_SPLIT,
         "multi_head_attention": EINSUM_MHA,
@@ -226,10 +226,11 @@ CORRECT = {
 # --- answers that update their inputs in place: graded on what they return ------------------
 
 CORRECT["works_in_place"] = {
-    "self_attention_update": """
-def self_attention_update(E, W_Q, W_K, W_V):
-    A = torch.softmax((E @ W_Q) @ (E @ W_K).T / math.sqrt(W_Q.shape[1]), dim=-1)
-    E += A @ (E @ W_V)               # E' = E + AV, in place
+    "attention_update": """
+def attention_update(E, S, W_Q, W_K, W_V):
+    A = torch.softmax((E @ W_Q) @ (S @ W_K).T / math.sqrt(W_Q.shape[1]), dim=-1)
+    E += A @ (S @ W_V)               # E' = E + AV, in place
+    S.zero_()                        # the source is used up
     return E
 """,
     "padding_mask": """
@@ -269,12 +270,12 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 
 CHEAT = {
     "pytorchs_attention": {
-        "self_attention_update": Cheat("""
+        "attention_update": Cheat("""
 import torch.nn.functional as F
 
 
-def self_attention_update(E, W_Q, W_K, W_V):
-    return E + F.scaled_dot_product_attention(E @ W_Q, E @ W_K, E @ W_V)
+def attention_update(E, S, W_Q, W_K, W_V):
+    return E + F.scaled_dot_product_attention(E @ W_Q, S @ W_K, S @ W_V)
 """, zero=True),
         "multi_head_attention": Cheat("""
 import torch.nn.functional as F
@@ -299,20 +300,20 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 CHEAT.update({
     "traced_threads_and_copies": {
         # PyTorch's attention traced to TorchScript before any test runs
-        "self_attention_update": Cheat("""
+        "attention_update": Cheat("""
 import torch.nn.functional as F
 
 
-def _update(E, W_Q, W_K, W_V):
-    return E + F.scaled_dot_product_attention(E @ W_Q, E @ W_K, E @ W_V)
+def _update(E, S, W_Q, W_K, W_V):
+    return E + F.scaled_dot_product_attention(E @ W_Q, S @ W_K, S @ W_V)
 
 
-_traced = torch.jit.trace(_update, (torch.randn(3, 4), torch.randn(4, 2), torch.randn(4, 2),
-                                    torch.randn(4, 4)))
+_traced = torch.jit.trace(_update, (torch.randn(3, 4), torch.randn(5, 6), torch.randn(4, 2),
+                                    torch.randn(6, 2), torch.randn(6, 4)))
 
 
-def self_attention_update(E, W_Q, W_K, W_V):
-    return _traced(E, W_Q, W_K, W_V)
+def attention_update(E, S, W_Q, W_K, W_V):
+    return _traced(E, S, W_Q, W_K, W_V)
 """, zero=True),
         # PyTorch's attention per head, in a pool thread
         "multi_head_attention": Cheat("""

@@ -15,8 +15,9 @@ def gaussian_kernel(X, Y, sigma):
 
 
 def features_with(body):
+    """An ard_features answer whose return value is ``body``."""
     return f"""
-def fourier_features(X, W, b):
+def ard_features(X, W, b, lengthscales, height):
     R = W.shape[1]
     return {body}
 """
@@ -68,10 +69,10 @@ def gaussian_kernel(X, Y, sigma):
 TWIN_FEATURES = """
 from course_utils.models.random_features import RandomFourierFeatures
 
-def fourier_features(X, W, b):
+def ard_features(X, W, b, lengthscales, height):
     rff = RandomFourierFeatures(n_components=W.shape[1]).fit(X)
     rff.random_weights_, rff.random_offset_ = W, b
-    return rff.transform(X)
+    return np.sqrt(height) * rff.transform(X / lengthscales)
 """
 
 TWIN_SLOPE = """
@@ -100,7 +101,8 @@ def cos_sin_variance(k, R):
 WRONG = {
     "the_slides_slips": {
         "gaussian_kernel": kernel_with("squared / (2 * sigma**2)"),  # no minus sign
-        "fourier_features": features_with("np.sqrt(2 / R) * np.cos(X @ W)"),  # no offsets
+        "ard_features": features_with(  # no offsets
+            "np.sqrt(2 * height / R) * np.cos((X / lengthscales) @ W)"),
         "error_slope": slope_with(x="np.asarray(Rs, dtype=float)"),  # semi-log
         "laplacian_frequencies": frequencies_with("gamma * rng.normal(size=(D, R))"),  # normal w
         "cos_sin_variance": variance_with("(1 - k**2) / R"),  # k(2δ) taken as k(δ)²
@@ -108,7 +110,8 @@ WRONG = {
     },
     "scales_and_axes": {
         "gaussian_kernel": kernel_with("-squared / sigma**2"),  # no ½
-        "fourier_features": features_with("2 / R * np.cos(X @ W + b)"),
+        "ard_features": features_with(  # the frequencies multiplied by ℓ, not divided
+            "np.sqrt(2 * height / R) * np.cos((X * lengthscales) @ W + b)"),
         "error_slope": slope_with(x="np.log(np.asarray(errors, dtype=float))",  # axes swapped
                                   y="np.log(np.asarray(Rs, dtype=float))"),
         "laplacian_frequencies": frequencies_with("rng.laplace(scale=gamma, size=(D, R))"),
@@ -117,7 +120,7 @@ WRONG = {
     },
     "calls_the_library": {
         "gaussian_kernel": TWIN_KERNEL,
-        "fourier_features": TWIN_FEATURES,
+        "ard_features": TWIN_FEATURES,
         "error_slope": TWIN_SLOPE,
         "laplacian_frequencies": frequencies_with(  # the multivariate Cauchy: one shared scale
             "gamma * rng.normal(size=(D, R)) / np.abs(rng.normal(size=(1, R)))"),
@@ -135,12 +138,12 @@ def gaussian_kernel(X, Y, sigma):
 """
 
 LOOP_FEATURES = """
-def fourier_features(X, W, b):
+def ard_features(X, W, b, lengthscales, height):
     R = W.shape[1]
     rows = []
     for x in X:                                          # one point at a time
-        rows.append([math.sqrt(2 / R) * math.cos(float(x @ W[:, r]) + float(b[r]))
-                     for r in range(R)])
+        u = [x[d] / lengthscales[d] for d in range(len(x))]   # the kernel of σ = 1 in u
+        rows.append(list(math.sqrt(2 * height / R) * np.cos(np.dot(u, W) + b)))
     return rows                                          # a list of rows
 """
 
@@ -167,9 +170,12 @@ def gaussian_kernel(X, Y, sigma):
 """
 
 TORCH_FEATURES = """
-def fourier_features(X, W, b):
-    x, w, b = (torch.as_tensor(np.asarray(t, dtype=np.float64)) for t in (X, W, b))
-    return (2 / w.shape[1]) ** 0.5 * torch.cos(torch.addmm(b.expand(len(x), -1), x, w))
+def ard_features(X, W, b, lengthscales, height):
+    x, w, b, ell = (torch.as_tensor(np.asarray(t, dtype=np.float64))
+                    for t in (X, W, b, lengthscales))
+    frequencies = -w / ell[:, None]                      # w_d ~ N(0, 1/ℓ_d²); the sign is free
+    angles = torch.addmm(b.expand(len(x), -1), x, frequencies)
+    return (2 * height / w.shape[1]) ** 0.5 * torch.cos(angles)
 """
 
 NORMAL_EQUATIONS_SLOPE = """
@@ -220,7 +226,7 @@ def cos_sin_variance(k, R):
 CORRECT = {
     "torch_loops_lists": {
         "gaussian_kernel": TORCH_KERNEL,
-        "fourier_features": LOOP_FEATURES,
+        "ard_features": LOOP_FEATURES,
         "error_slope": FORMULA_SLOPE,
         "laplacian_frequencies": INVERSE_CDF_FREQUENCIES,
         "cos_sin_variance": LOOP_VARIANCE,
@@ -228,7 +234,7 @@ CORRECT = {
     },
     "expanded_float32_normal_equations": {
         "gaussian_kernel": EXPANDED_KERNEL,
-        "fourier_features": TORCH_FEATURES,
+        "ard_features": TORCH_FEATURES,
         "error_slope": NORMAL_EQUATIONS_SLOPE,
         "laplacian_frequencies": SCIPY_FREQUENCIES,
         "cos_sin_variance": TORCH_VARIANCE,
@@ -245,12 +251,13 @@ def gaussian_kernel(X, Y, sigma):
     Y /= sigma
     return np.exp(-((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1) / 2)
 """,
-    "fourier_features": """
-def fourier_features(X, W, b):
+    "ard_features": """
+def ard_features(X, W, b, lengthscales, height):
+    X /= lengthscales                # in units of each coordinate's bandwidth, in place
     Z = X @ W
     Z += b
     np.cos(Z, out=Z)
-    Z *= np.sqrt(2 / W.shape[1])
+    Z *= np.sqrt(2 * height / W.shape[1])
     X[...] = 0                       # X is used up
     return Z
 """,
@@ -300,15 +307,15 @@ from sklearn.metrics.pairwise import pairwise_kernels
 def gaussian_kernel(X, Y, sigma):
     return pairwise_kernels(X, Y, metric="rbf", gamma=1 / (2 * sigma**2))
 """, zero=True, flagged=True),
-        "fourier_features": Cheat("""
+        "ard_features": Cheat("""
 from sklearn.kernel_approximation import RBFSampler
 
 
-def fourier_features(X, W, b):
+def ard_features(X, W, b, lengthscales, height):
     sampler = RBFSampler(n_components=W.shape[1])
-    sampler.random_weights_, sampler.random_offset_ = W, b
+    sampler.random_weights_, sampler.random_offset_ = W / lengthscales[:, None], b
     sampler.n_features_in_ = X.shape[1]
-    return sampler.transform(X)
+    return np.sqrt(height) * sampler.transform(X)
 """, zero=True, flagged=True),
         "cos_sin_variance": Cheat("""
 import course_utils.checks as c

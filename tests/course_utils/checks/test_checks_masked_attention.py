@@ -15,32 +15,53 @@ def raises(key):
 
 
 G = torch.Generator().manual_seed(0)
-E = torch.randn(5, 6, generator=G, dtype=torch.float64)
-W_Q, W_K = torch.randn(2, 6, 3, generator=G, dtype=torch.float64)
-W_V = torch.randn(6, 6, generator=G, dtype=torch.float64)
+E = torch.randn(5, 6, generator=G, dtype=torch.float64)         # n = 5 tokens, n_E = 6
+S = torch.randn(7, 4, generator=G, dtype=torch.float64)         # m = 7 source tokens, n_S = 4
+W_Q = torch.randn(6, 3, generator=G, dtype=torch.float64)
+W_K = torch.randn(4, 3, generator=G, dtype=torch.float64)
+W_V = torch.randn(4, 6, generator=G, dtype=torch.float64)
+S_SAME = torch.randn(7, 6, generator=G, dtype=torch.float64)    # a source with n_S = n_E
+W_K_SAME = torch.randn(6, 3, generator=G, dtype=torch.float64)
+W_V_SAME = torch.randn(6, 6, generator=G, dtype=torch.float64)
 
 
-def update(scale=None, dim=-1, values=True, residual=True, causal=False):
-    q, k, v = E @ W_Q, E @ W_K, E @ W_V
-    s = q @ k.T / (scale or math.sqrt(3))
-    if causal:
-        s = s.masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), float("-inf"))
-    a = torch.softmax(s, dim=dim)
-    out = a @ (v if values else E)
-    return E + out if residual else out
+def reference(e, s, w_k, w_v, scale=None, dim=-1, values=True, residual=True, causal=False):
+    """The update written from section 2's sums, one query at a time, as the oracle."""
+    q, k, v = e @ W_Q, s @ w_k, s @ w_v
+    rows = []
+    for i in range(len(e)):
+        scores = torch.stack([q[i] @ k[j] for j in range(len(s))]) / (scale or math.sqrt(3))
+        if causal:
+            scores[i + 1:] = float("-inf")
+        rows.append(scores)
+    a = torch.softmax(torch.stack(rows), dim=dim)
+    out = a @ (v if values else s)
+    return e + out if residual else out
+
+
+def update(**switches):
+    return reference(E, S, W_K, W_V, **switches)
+
+
+def same(**switches):
+    return reference(E, S_SAME, W_K_SAME, W_V_SAME, **switches)
 
 
 def test_a_right_update_passes_in_float32_lists_and_numpy():
     right = update()
-    checks.check_self_attention_update(right, E, W_Q, W_K, W_V)
-    checks.check_self_attention_update(right.float(), E.float(), W_Q, W_K, W_V)
-    checks.check_self_attention_update(right.tolist(), E, W_Q, W_K, W_V)
-    checks.check_self_attention_update(right.numpy(), E, W_Q, W_K, W_V)
+    checks.check_attention_update(right, E, S, W_Q, W_K, W_V)
+    checks.check_attention_update(right.float(), E.float(), S, W_Q, W_K, W_V)
+    checks.check_attention_update(right.tolist(), E, S, W_Q, W_K, W_V)
+    checks.check_attention_update(right.numpy(), E, S, W_Q, W_K, W_V)
+
+
+def test_self_attention_is_the_case_s_equals_e():
+    right = reference(E, E, W_K_SAME, W_V_SAME)
+    checks.check_attention_update(right, E, E, W_Q, W_K_SAME, W_V_SAME)
 
 
 @pytest.mark.parametrize("wrong, key", [
     (update(residual=False), "no_residual"),
-    (update(values=False), "embeddings_weighted"),
     (update(scale=1.0), "no_scale"),
     (update(scale=math.sqrt(6)), "scale_by_n_E"),
     (update(dim=0), "query_axis"),
@@ -48,7 +69,16 @@ def test_a_right_update_passes_in_float32_lists_and_numpy():
 ])
 def test_update_mistakes_are_named(wrong, key):
     with raises(key):
-        checks.check_self_attention_update(wrong, E, W_Q, W_K, W_V)
+        checks.check_attention_update(wrong, E, S, W_Q, W_K, W_V)
+
+
+@pytest.mark.parametrize("wrong, key", [
+    (same(values=False), "embeddings_weighted"),
+    (reference(E, E, W_K_SAME, W_V_SAME), "source_ignored"),
+])
+def test_mistakes_the_shapes_allow_only_when_n_s_is_n_e_are_named_then(wrong, key):
+    with raises(key):
+        checks.check_attention_update(wrong, E, S_SAME, W_Q, W_K_SAME, W_V_SAME)
 
 
 LENGTHS, N = [3, 5, 1], 5

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from scipy import stats
-from sklearn.kernel_approximation import RBFSampler
+from sklearn.gaussian_process.kernels import RBF
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
 from course_utils import checks
@@ -60,7 +60,6 @@ def test_an_unmodelled_gaussian_kernel_mistake_names_the_entries_not_the_values(
 def test_no_check_of_a_formula_prints_the_expected_values():
     """An unnamed mistake of every formula exercise: the message says which entries are off."""
     wrong_answers = [
-        lambda: checks.check_fourier_features(features() * 1.1, X, W, B),
         lambda: checks.check_error_slope(-0.3, RS, ERRORS),
         lambda: checks.check_positive_features(np.exp(X @ W) * 0.77, X, W),
     ]
@@ -70,45 +69,81 @@ def test_no_check_of_a_formula_prints_the_expected_values():
         assert "expected" not in str(failure.value)
 
 
-# -- random Fourier features ----------------------------------------------------------------
+# -- the features of the ARD kernel ---------------------------------------------------------
 
-R = 6
+R = 6                                                    # the positive features' frequencies
 W = RNG.normal(size=(3, R))
 B = RNG.uniform(0, 2 * np.pi, size=R)
+R_ARD = 20_000
+ARD_RNG = np.random.default_rng(1)
+W_ARD = ARD_RNG.normal(size=(3, R_ARD))                  # standard normal, as the exercise gives
+B_ARD = ARD_RNG.uniform(0, 2 * np.pi, size=R_ARD)
+LENGTHSCALES = np.array([0.5, 1.0, 2.5])
+HEIGHT = 1.7
 
 
-def features(scale=None, offset=True, function=np.cos):
-    scale = math.sqrt(2 / R) if scale is None else scale
-    return scale * function(X @ W + (B if offset else 0))
+def ard_kernel(x):
+    """scikit-learn's anisotropic RBF kernel as the oracle, times the height."""
+    return HEIGHT * RBF(length_scale=LENGTHSCALES)(x)
 
 
-def test_right_features_pass_and_equal_rbf_samplers():
-    sampler = RBFSampler(n_components=R, gamma=0.7, random_state=0).fit(X)
-    checks.check_fourier_features(sampler.transform(X), X, sampler.random_weights_,
-                                  sampler.random_offset_)
-    right = features()
-    checks.check_fourier_features(right.astype(np.float32), X.astype(np.float32),
-                                  W.astype(np.float32), B.astype(np.float32))
-    checks.check_fourier_features(right.tolist(), X, W, B)
-    checks.check_fourier_features(torch.from_numpy(right), X, W, B)
+def features(x=X, rescale=None, scale=None, offset=True, sign=1.0):
+    rescale = 1 / LENGTHSCALES if rescale is None else rescale
+    scale = math.sqrt(2 * HEIGHT / R_ARD) if scale is None else scale
+    return scale * np.cos(sign * (x * rescale) @ W_ARD + (B_ARD if offset else 0))
+
+
+def check_ard(answer_of):
+    checks.check_ard_features(answer_of(X), answer_of(X[::-1]), X, W_ARD, B_ARD, LENGTHSCALES,
+                              HEIGHT)
+
+
+def test_the_oracle_kernel_is_what_the_right_features_estimate():
+    Z = features()
+    assert np.abs(Z @ Z.T - ard_kernel(X)).max() < 0.1
+
+
+def test_right_features_pass_in_every_design_and_form():
+    check_ard(lambda x: features(x))
+    check_ard(lambda x: features(x, sign=-1.0))              # -w is as normal as w
+    check_ard(lambda x: features(x)[:, ::-1] * -1)           # another order, other signs
+    check_ard(lambda x: features(x).astype(np.float32).tolist())
+    check_ard(lambda x: torch.from_numpy(features(x)))
 
 
 @pytest.mark.parametrize("wrong, key", [
-    (features(scale=1.0), "no_scale"),
-    (features(scale=1 / math.sqrt(R)), "no_sqrt2"),
-    (features(scale=math.sqrt(2) / R), "sqrt2_over_R"),
-    (features(scale=2 / R), "two_over_R"),
+    (features(rescale=LENGTHSCALES), "ard_lengthscale_multiplied"),
+    (features(rescale=LENGTHSCALES**-2), "ard_lengthscale_squared"),
+    (features(scale=HEIGHT * math.sqrt(2 / R_ARD)), "ard_height_not_rooted"),
+    (features(scale=math.sqrt(2 / R_ARD)), "ard_no_height"),
+    (features(scale=math.sqrt(HEIGHT)), "no_scale"),
+    (features(scale=math.sqrt(HEIGHT / R_ARD)), "no_sqrt2"),
     (features(offset=False), "no_offset"),
-    (features(function=np.sin), "sine"),
 ])
-def test_feature_mistakes_are_named(wrong, key):
+def test_ard_mistakes_are_named(wrong, key):
     with raises(key):
-        checks.check_fourier_features(wrong, X, W, B)
+        checks.check_ard_features(wrong, wrong[::-1], X, W_ARD, B_ARD, LENGTHSCALES, HEIGHT)
+
+
+def test_features_that_need_the_other_points_are_refused():
+    """The Cholesky factor of the exact kernel, padded with zeros: ZZᵀ is exact, but row i
+    depends on every point."""
+    def cholesky(x):
+        L = np.linalg.cholesky(ard_kernel(x) + 1e-12 * np.eye(len(x)))
+        return np.pad(L, ((0, 0), (0, R_ARD - len(x))))
+    with raises("ard_not_local"):
+        check_ard(cholesky)
+
+
+def test_an_unnamed_biased_design_says_how_far_off_without_the_values():
+    with pytest.raises(AssertionError, match="standard errors") as failure:
+        check_ard(lambda x: features(x, rescale=1 / (1.5 * LENGTHSCALES)))
+    assert "expected" not in str(failure.value)
 
 
 def test_features_of_the_wrong_shape_are_told_so():
-    with pytest.raises(AssertionError, match=r"shape \(5, 6\)"):
-        checks.check_fourier_features(features().T, X, W, B)
+    with pytest.raises(AssertionError, match=r"shape \(5, 20000\)"):
+        checks.check_ard_features(features().T, features(), X, W_ARD, B_ARD, LENGTHSCALES, HEIGHT)
 
 
 # -- the slope --------------------------------------------------------------------------------

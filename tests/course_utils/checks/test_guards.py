@@ -241,8 +241,8 @@ def test_an_honest_gaussian_kernel_may_use_the_expansion_of_the_distance():
 
 
 @pytest.mark.parametrize("exercise, call", [
-    ("self_attention_update", lambda E: E + F.scaled_dot_product_attention(E, E, E)),
-    ("self_attention_update", lambda E: E + torch.ops.aten._scaled_dot_product_attention_math(
+    ("attention_update", lambda E: E + F.scaled_dot_product_attention(E, E, E)),
+    ("attention_update", lambda E: E + torch.ops.aten._scaled_dot_product_attention_math(
         E, E, E)[0]),
     ("multi_head_attention", lambda E: F.multi_head_attention_forward(
         E[:, None], E[:, None], E[:, None], 4, 2, torch.eye(12, 4, dtype=E.dtype), None, None,
