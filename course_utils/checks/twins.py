@@ -126,7 +126,7 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.models.attention.causal_mask",
     ),
     # 05_masked_attention
-    "self_attention_update": (
+    "attention_update": (
         "course_utils.models.attention.attention",
         "course_utils.models.attention.attention_weights",
         "course_utils.models.attention.masked_softmax",
@@ -266,7 +266,7 @@ TORCH_TWINS: dict[str, tuple[str, ...]] = {
     "updated_embedding": ATTENTION,
     "updated_embeddings": ATTENTION,
     "causal_attention": ATTENTION,
-    "self_attention_update": ATTENTION,
+    "attention_update": ATTENTION,
     "multi_head_attention": ATTENTION,
     "layer_norm": NORMALISATIONS,
     "transformer_block": ("transformer_encoder_layer",),
