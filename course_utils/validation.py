@@ -2,6 +2,12 @@
 
 Each function raises ``TypeError`` (wrong kind or dtype) or ``ValueError``
 (wrong shape or value) with a message naming what was expected and what came.
+A helper checks its inputs in one or two calls at its top, so that the formula after them
+reads as it does on the page::
+
+    float_tensors(q=q, k=k, min_dim=2)
+    same_size(-1, "must have the same last dimension d_k", q=q, k=k)
+    return (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
 """
 
 import numbers
@@ -46,6 +52,23 @@ def same_device(**tensors: torch.Tensor) -> None:
     if len(set(devices.values())) > 1:
         listed = ", ".join(f"{name} on {device}" for name, device in devices.items())
         raise ValueError(f"all inputs must be on the same device; got {listed}")
+
+
+def float_tensors(min_dim: int = 1, **tensors) -> None:
+    """Require each of ``tensors`` (by name) to be a floating-point tensor with at least
+    ``min_dim`` non-empty axes (:func:`float_tensor`, in the order given), all on one device."""
+    for name, x in tensors.items():
+        float_tensor(name, x, min_dim)
+    same_device(**tensors)
+
+
+def same_size(axis: int, must: str, **tensors: torch.Tensor) -> None:
+    """Require the two ``tensors`` (by name) to have the same size along ``axis``; the
+    error reads "a and b ``must``; got a of shape (...) and b of shape (...)"."""
+    (first, a), (second, b) = tensors.items()
+    if a.shape[axis] != b.shape[axis]:
+        raise ValueError(f"{first} and {second} {must}; got {first} of shape {tuple(a.shape)} "
+                         f"and {second} of shape {tuple(b.shape)}")
 
 
 def integer(name: str, value, minimum: int | None = None, maximum: int | None = None) -> int:

@@ -25,7 +25,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils.validation import bool_tensor, float_tensor, number, positive_int, same_device
+from course_utils.validation import (
+    bool_tensor,
+    float_tensor,
+    float_tensors,
+    number,
+    positive_int,
+    same_device,
+    same_size,
+)
 
 
 def attention_scores(q: torch.Tensor, k: torch.Tensor, scale: float | None = None) -> torch.Tensor:
@@ -33,14 +41,8 @@ def attention_scores(q: torch.Tensor, k: torch.Tensor, scale: float | None = Non
 
     ``scale`` replaces 1/√d_k when given (``scale=1.0`` gives the raw dot products).
     """
-    float_tensor("q", q, min_dim=2)
-    float_tensor("k", k, min_dim=2)
-    same_device(q=q, k=k)
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            "q and k must have the same last dimension d_k; "
-            f"got q of shape {tuple(q.shape)} and k of shape {tuple(k.shape)}"
-        )
+    float_tensors(q=q, k=k, min_dim=2)
+    same_size(-1, "must have the same last dimension d_k", q=q, k=k)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     return (q @ k.transpose(-2, -1)) * scale
@@ -114,14 +116,8 @@ def attention(
     Returns ``(a, alpha)``: a is (..., n_q, d_v), alpha is (..., n_q, n_k). The output
     a equals ``scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)``.
     """
-    float_tensor("k", k, min_dim=2)
-    float_tensor("v", v, min_dim=2)
-    same_device(q=q, v=v)
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            "k and v must have one row per key position (the same n_k); "
-            f"got k of shape {tuple(k.shape)} and v of shape {tuple(v.shape)}"
-        )
+    float_tensors(q=q, k=k, v=v, min_dim=2)
+    same_size(-2, "must have one row per key position (the same n_k)", k=k, v=v)
     alpha = attention_weights(q, k, mask=mask, causal=causal, scale=scale)
     return alpha @ v, alpha
 

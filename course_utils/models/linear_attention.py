@@ -67,7 +67,15 @@ broadcast as in ``torch.matmul``. Everything runs on the device of its inputs.
 import torch
 import torch.nn.functional as F
 
-from course_utils.validation import float_tensor, integer, number, positive_int, same_device
+from course_utils.validation import (
+    float_tensor,
+    float_tensors,
+    integer,
+    number,
+    positive_int,
+    same_device,
+    same_size,
+)
 
 
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
@@ -107,19 +115,9 @@ FMM_FEATURE_MAPS = (elu_feature_map, negative_elu_feature_map, tanh_feature_map)
 
 def _check_qkv(q, k, v, causal: bool) -> None:
     """q, k: (..., N_q, D), (..., N_k, D); v: (..., N_k, D_v); N_q = N_k when causal."""
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        float_tensor(name, x, min_dim=2)
-    same_device(q=q, k=k, v=v)
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            "q and k must have the same last dimension D; "
-            f"got q of shape {tuple(q.shape)} and k of shape {tuple(k.shape)}"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            "k and v must have one row per key position (the same N); "
-            f"got k of shape {tuple(k.shape)} and v of shape {tuple(v.shape)}"
-        )
+    float_tensors(q=q, k=k, v=v, min_dim=2)
+    same_size(-1, "must have the same last dimension D", q=q, k=k)
+    same_size(-2, "must have one row per key position (the same N)", k=k, v=v)
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool; got {causal!r}")
     if causal and q.shape[-2] != k.shape[-2]:

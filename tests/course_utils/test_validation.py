@@ -1,7 +1,9 @@
 """The shared input checks name what was expected and what came."""
 
 import pytest
+import torch
 
+from course_utils import validation
 from course_utils.validation import integer, number, positive_int
 
 
@@ -51,3 +53,23 @@ def test_number_takes_python_and_numpy_reals_and_refuses_the_rest():
                         (None, "NoneType"), (torch.tensor(0.1), "Tensor"), (1j, "complex")):
         with pytest.raises(TypeError, match=f"lr must be a number; got .* \\({kind}\\)"):
             number("lr", value)
+
+
+def test_several_inputs_are_checked_in_one_call_in_the_order_given():
+    q, k = torch.ones(2, 3), torch.ones(4, 3)
+    validation.float_tensors(q=q, k=k, min_dim=2)
+    with pytest.raises(TypeError, match="^k must be a torch.Tensor; got a list$"):
+        validation.float_tensors(q=q, k=[1.0], v=torch.ones(1), min_dim=2)
+    with pytest.raises(ValueError, match="^v must have at least 2 dimensions"):
+        validation.float_tensors(q=q, v=torch.ones(3), min_dim=2)
+    with pytest.raises(ValueError, match="same device; got q on cpu, k on meta"):
+        validation.float_tensors(q=q, k=torch.ones(4, 3, device="meta"))
+
+
+def test_two_inputs_of_different_sizes_on_an_axis_are_named_with_their_shapes():
+    validation.same_size(-1, "must agree", q=torch.ones(2, 3), k=torch.ones(4, 3))
+    with pytest.raises(ValueError) as error:
+        validation.same_size(-2, "must have one row per key", k=torch.ones(2, 3),
+                             v=torch.ones(4, 3))
+    assert str(error.value) == ("k and v must have one row per key; got k of shape (2, 3) and "
+                                "v of shape (4, 3)")
