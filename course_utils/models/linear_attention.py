@@ -73,7 +73,6 @@ from course_utils.validation import (
     integer,
     number,
     positive_int,
-    same_device,
     same_size,
 )
 
@@ -257,12 +256,10 @@ def well_separation(targets: torch.Tensor, sources: torch.Tensor) -> float:
     the nearest target's distance. The sources are well separated from the targets when
     δ < 1 (a target at the centre gives ∞).
     """
-    float_tensor("targets", targets, min_dim=2)
-    float_tensor("sources", sources, min_dim=2)
+    float_tensors(targets=targets, sources=sources, min_dim=2)
     if targets.dim() != 2 or sources.dim() != 2 or targets.shape[1] != sources.shape[1]:
         raise ValueError(f"targets (m, D) and sources (n, D) need two axes and one D; got targets "
                          f"{tuple(targets.shape)} and sources {tuple(sources.shape)}")
-    same_device(targets=targets, sources=sources)
     centre = sources.mean(dim=0)
     radius = torch.linalg.vector_norm(sources - centre, dim=-1).max()
     nearest = torch.linalg.vector_norm(targets - centre, dim=-1).min()
