@@ -27,7 +27,6 @@ from . import guards as _guards
 from .attention import *  # noqa: F403
 from .bpe import *  # noqa: F403
 from .by_hand import *  # noqa: F403
-from .compare import *  # noqa: F403
 from .core import *  # noqa: F403
 from .embeddings import *  # noqa: F403
 from .guards import *  # noqa: F403

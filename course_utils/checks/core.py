@@ -1,16 +1,26 @@
-"""Diagnostic assertions shared by every notebook's test cells.
+"""Diagnostic assertions shared by every notebook's test cells, and ``comparing`` for its
+plain cells.
 
 A bare ``assert`` tells a student only that something is wrong. These checks say
 what is expected, what came, and, where the answer matches a known mistake, which
 mistake. Each raises ``AssertionError`` so that nbgrader counts the test as failed.
+
+A plain cell that compares a student's function with the library's runs on the blank
+release and on wrong answers too: it must say what it could not do and let the notebook go
+on (nbgrader runs every cell; a student's Run All must not stop there)::
+
+    with checks.comparing("exercise 5"):
+        print("your updated_embeddings agrees:", torch.allclose(updated_embeddings(E, Q, V), ref))
 """
+
+import contextlib
 
 import numpy as np
 import torch
 
 from .guards import checked_plainly
 
-__all__ = ["as_tensor", "check_close", "check_rows_sum_to_one", "check_shape"]
+__all__ = ["as_tensor", "check_close", "check_rows_sum_to_one", "check_shape", "comparing"]
 
 QUERY_AXIS = (
     "you took the softmax over the queries (dim=0) instead of over the keys "
@@ -121,3 +131,15 @@ def check_rows_sum_to_one(weights, name: str = "attention weights", atol: float 
         f"the rows of {name} do not sum to 1 (they sum to {_round(row_sums)}): "
         "did you take the softmax over the key axis (the last one)?"
     )
+
+
+@contextlib.contextmanager
+def comparing(exercises: str):
+    """Run the block; if ``exercises`` (e.g. ``"exercise 5"``) is not done yet, print
+    ``(finish exercise 5 to compare)``, and if the answer fails, print its error."""
+    try:
+        yield
+    except NotImplementedError:
+        print(f"(finish {exercises} to compare)")
+    except Exception as error:  # a wrong answer may fail here too: say so, and go on
+        print(f"(your code could not be compared: {type(error).__name__}: {error})")
