@@ -42,10 +42,13 @@ def split_key(name: str) -> tuple[str, str]:
 
 @dataclass
 class Outcome:
-    status: str  # Status.GRADED, NOT_GRADED, or GRADING until its result is in
+    status: Status  # GRADED, NOT_GRADED, or GRADING until its result is in
     reason: str = ""
     flags: list[str] = field(default_factory=list)
     fingerprint: str = ""
+
+    def __post_init__(self):
+        self.status = Status(self.status)  # as read back from JSON: one spelling, or ValueError
 
 
 def read_records(path: Path, record_type: type) -> dict:

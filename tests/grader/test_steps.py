@@ -51,11 +51,11 @@ def test_the_roster_lists_who_is_missing_and_who_is_not_on_it(tmp_path):
     state.save(course, {f"zed/{ASSIGNMENT}": state.Outcome("not graded", "not JSON")})
     with open(course.roster_path, "w", newline="") as handle:
         csv.writer(handle).writerows([["student_id", "name"], ["ada", "Ada"], ["bea", "Bea"]])
-    rows = {row["student_id"]: row for row in grades.grade_rows(course)}
-    assert rows["bea"]["status"] == "missing"
-    assert rows["ada"]["status"] == "not graded" and rows["ada"]["reason"] == "not autograded yet"
-    assert rows["zed"]["status"] == "not graded"
-    assert rows["zed"]["reason"] == "not JSON; not on the roster"
+    rows = {row.student_id: row for row in grades.grade_rows(course)}
+    assert rows["bea"].status == "missing"
+    assert rows["ada"].status == "not graded" and rows["ada"].reason == "not autograded yet"
+    assert rows["zed"].status == "not graded"
+    assert rows["zed"].reason == "not JSON; not on the roster"
 
 
 def test_from_an_lms_zip_to_grades_feedback_and_report_in_four_commands(

@@ -145,7 +145,7 @@ def source_points() -> dict[str, float]:
 
 
 def grade_row(term: Term, student: str) -> dict:
-    rows = [row for row in grades.grade_rows(term.course) if row["student_id"] == student]
+    rows = [row for row in grades.grade_rows(term.course) if row.student_id == student]
     assert len(rows) == 1, rows
     return rows[0]
 
@@ -175,14 +175,14 @@ def test_every_score_is_what_the_answers_deserve(term):
                 "carol": 0}
     for student, score in expected.items():
         row = grade_row(term, student)
-        assert (float(row["score"]), float(row["max_score"])) == (score, everything), row
+        assert (float(row.score), float(row.max_score)) == (score, everything), row
     cells = {(row["student_id"], row["cell"]): row["score"]
              for row in grades.cell_rows(term.course)}
     for cell in (c for c in points if c.startswith("test_")):
         assert cells["ada", cell] == points[cell]
         assert cells["bob", cell] == (0 if cell in lost else points[cell]), cell
         assert cells["carol", cell] == 0
-    assert grade_row(term, "ada")["status"] == "needs manual grading"  # the written answer
+    assert grade_row(term, "ada").status == "needs manual grading"  # the written answer
 
 
 def test_the_latest_of_two_submissions_counts_and_both_stay_in_the_exchange(term):
@@ -196,18 +196,18 @@ def test_the_latest_of_two_submissions_counts_and_both_stay_in_the_exchange(term
 
 
 def test_a_submission_after_the_due_date_is_flagged_late(term):
-    assert int(grade_row(term, "carol")["seconds_late"]) >= 2
-    assert grade_row(term, "ada")["seconds_late"] == grade_row(term, "bob")["seconds_late"] == 0
+    assert int(grade_row(term, "carol").seconds_late) >= 2
+    assert grade_row(term, "ada").seconds_late == grade_row(term, "bob").seconds_late == 0
     assert re.search(r"carol: late by 0:\d\d:\d\d", term.outputs["collect"])
     assert "ada: late" not in term.outputs["collect"]
-    assert grade_row(term, "carol")["timestamp"].endswith("Z")
+    assert grade_row(term, "carol").timestamp.endswith("Z")
 
 
 def test_a_student_off_the_roster_is_reported_and_one_who_never_submitted_is_missing(term):
     assert "carol: not on the roster" in term.outputs["collect"]
-    assert "not on the roster" in grade_row(term, "carol")["reason"]
-    assert "not on the roster" not in grade_row(term, "bob")["reason"]
-    assert grade_row(term, "dan")["status"] == "missing"
+    assert "not on the roster" in grade_row(term, "carol").reason
+    assert "not on the roster" not in grade_row(term, "bob").reason
+    assert grade_row(term, "dan").status == "missing"
 
 
 def test_each_student_fetches_feedback_on_their_latest_submission(term):
@@ -219,7 +219,7 @@ def test_each_student_fetches_feedback_on_their_latest_submission(term):
                                 f"{ASSIGNMENT}.html", params={"content": 1}).json()["content"]
         row = grade_row(term, name)
         text = html.unescape(re.sub(r"<[^>]+>", "", page))
-        assert f"Score: {float(row['score'])} / {float(row['max_score'])}" in text, name
+        assert f"Score: {float(row.score)} / {float(row.max_score)}" in text, name
         assert "BEGIN HIDDEN TESTS" not in page
         submitted = (term.course.folder("submitted", name, ASSIGNMENT) / "timestamp.txt")
         assert folders[0] == submitted.read_text()

@@ -217,8 +217,8 @@ def test_after_the_due_date_the_full_page_replaces_the_early_one(played):
 
 def test_a_second_submission_replaces_the_first(played):
     assert "test_scores visible tests passed" in played.resubmitted.text
-    rows = {row["student_id"]: row for row in grades_rows(played.course)}
-    assert float(rows["ben"]["score"]) == autograded_points()
+    rows = {row.student_id: row for row in grades_rows(played.course)}
+    assert float(rows["ben"].score) == autograded_points()
     given = load_released(played.course)["ben/" + ASSIGNMENT]
     assert given.submission == latest_inbound(played.course, "ben").name
 

@@ -1,7 +1,7 @@
 """Grades back to the LMS: the gradebook import files of Canvas and Moodle.
 
 ``make grades FORMAT=canvas`` writes ``grades_canvas.csv``, ``FORMAT=moodle``
-``grades_moodle.csv``, from the rows of grades.csv (``grades.grade_rows``): one row per
+``grades_moodle.csv``, from the grade rows (``grades.grade_rows``): one row per
 student of ``roster.csv`` and one column per assignment, in the roster's order.
 
 - Canvas (*Grades → Import*): the columns of Canvas's own gradebook export, ``Student, ID,
@@ -119,22 +119,22 @@ def number(value: float) -> str:
     return f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
 
 
-def cell(row: dict, settings: Settings) -> tuple[str, str]:
-    """(the LMS's cell, a note saying what was done) for one row of grades.csv."""
-    where = f"{row['student_id']} {row['assignment']}"
-    if row["status"] == Status.MISSING:
+def cell(row: grades.GradeRow, settings: Settings) -> tuple[str, str]:
+    """(the LMS's cell, a note saying what was done) for one grade row."""
+    where = f"{row.student_id} {row.assignment}"
+    if row.status == Status.MISSING:
         if settings.missing_as_zero:
             return "0", f"{where}: missing, 0 (missing as zero)"
         return "", f"{where}: missing, left blank"
-    if row["status"] != Status.GRADED:
-        reason = f" ({row['reason']})" if row["reason"] else ""
-        return "", f"{where}: {row['status']}{reason}, left blank"
-    score, late = float(row["score"]), row["seconds_late"]
-    if settings.late_penalty is None or late in ("", None) or int(late) == 0:
+    if row.status != Status.GRADED:
+        reason = f" ({row.reason})" if row.reason else ""
+        return "", f"{where}: {row.status}{reason}, left blank"
+    score, late = row.score, row.seconds_late
+    if settings.late_penalty is None or not late:
         return number(score), ""
-    percent = settings.late_penalty.percent_for(int(late))
+    percent = settings.late_penalty.percent_for(late)
     penalised = score * (1 - percent / 100)
-    return number(penalised), (f"{where}: {int(late)} s late, -{percent:g}% "
+    return number(penalised), (f"{where}: {late} s late, -{percent:g}% "
                                f"({settings.late_penalty}): {number(score)} -> "
                                f"{number(penalised)}")
 
@@ -183,8 +183,8 @@ def table(course: Course, settings: Settings) -> tuple[list[list[str]], list[str
     """(the file's rows, the notes: what was penalised, left blank or left out)."""
     people = roster_people(course)
     rows = grades.grade_rows(course)
-    assignments = sorted({row["assignment"] for row in rows})
-    by_key = {(row["student_id"], row["assignment"]): row for row in rows}
+    assignments = sorted({row.assignment for row in rows})
+    by_key = {(row.student_id, row.assignment): row for row in rows}
     titles = column_titles(assignments, settings)
     if settings.lms == "canvas":
         lines = [CANVAS_HEADER + titles,
@@ -196,7 +196,7 @@ def table(course: Course, settings: Settings) -> tuple[list[list[str]], list[str
         cells = [cell(by_key[student, assignment], settings) for assignment in assignments]
         lines.append(identity(person, settings) + [value for value, _ in cells])
         notes += [note for _, note in cells if note]
-    outsiders = sorted({row["student_id"] for row in rows} - set(people))
+    outsiders = sorted({row.student_id for row in rows} - set(people))
     notes += [f"{student}: not on the roster, left out" for student in outsiders]
     return lines, notes
 

@@ -1,4 +1,5 @@
-"""The class's grades: one row per student and assignment, and one per test cell.
+"""The class's grades: one :class:`GradeRow` per student and assignment (what grades.csv, the
+LMS files and the class report read), and one row per test cell.
 
 Status of a row (:class:`grader.state.Status`):
 
@@ -16,6 +17,7 @@ assignment's due date (0 on time; empty without a due date or a timestamp).
 """
 
 import csv
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import nbformat
@@ -29,15 +31,47 @@ from grader.state import Status
 
 COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "reason", "flags",
            "timestamp", "seconds_late"]
+FLAG_SEPARATOR = "; "
 
 
-def _row(student, assignment, status, reason="", flags=(), score="", max_score="") -> dict:
-    return {"student_id": student, "assignment": assignment, "score": score,
-            "max_score": max_score, "status": status, "reason": reason,
-            "flags": "; ".join(flags), "timestamp": "", "seconds_late": ""}
+@dataclass(frozen=True)
+class GradeRow:
+    """One student's result on one assignment, as every output reads it (a row of grades.csv).
+
+    ``score`` and ``max_score`` are None where there is no score (not graded, missing);
+    ``timestamp`` is when it was submitted (UTC, ``2026-06-01T17:00:00Z``; "" unknown);
+    ``seconds_late`` is None without a due date or a timestamp.
+    """
+
+    student_id: str
+    assignment: str
+    status: Status
+    reason: str = ""
+    flags: tuple[str, ...] = ()
+    score: float | None = None
+    max_score: float | None = None
+    timestamp: str = ""
+    seconds_late: int | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.status, Status):
+            raise TypeError(f"status must be a Status, got {self.status!r}")
+        if self.status == Status.GRADED and (self.score is None or not self.max_score):
+            raise ValueError(f"{self.student_id}/{self.assignment} is graded but has score "
+                             f"{self.score!r} of max_score {self.max_score!r}; expected "
+                             "numbers, max > 0")
+
+    def csv_fields(self) -> dict:
+        """The row as grades.csv writes it (``COLUMNS``): "" for what is unknown."""
+        return {"student_id": self.student_id, "assignment": self.assignment,
+                "score": "" if self.score is None else self.score,
+                "max_score": "" if self.max_score is None else self.max_score,
+                "status": self.status.value, "reason": self.reason,
+                "flags": FLAG_SEPARATOR.join(self.flags), "timestamp": self.timestamp,
+                "seconds_late": "" if self.seconds_late is None else self.seconds_late}
 
 
-def grade_rows(course: Course) -> list[dict]:
+def grade_rows(course: Course) -> list[GradeRow]:
     """One row per (student, assignment) of the roster and of everyone who submitted."""
     roster = course.roster()
     submitters = course.students()
@@ -50,39 +84,35 @@ def grade_rows(course: Course) -> list[dict]:
             due = gradebook.duedate(course, assignment)
             for student in students:
                 row = _submission_row(course, book, outcomes, student, assignment)
-                row |= _lateness(course, student, assignment, due)
+                submitted = submitted_at(course, student, assignment)
+                reason = row.reason
                 if roster is not None and student not in roster:
-                    row["reason"] = "; ".join(filter(None, [row["reason"], "not on the roster"]))
-                rows.append(row)
+                    reason = "; ".join(filter(None, [reason, "not on the roster"]))
+                rows.append(replace(
+                    row, reason=reason, seconds_late=seconds_late(submitted, due),
+                    timestamp=f"{submitted:%Y-%m-%dT%H:%M:%S}Z" if submitted else ""))
     return rows
 
 
-def _lateness(course, student, assignment, due) -> dict:
-    """The ``timestamp`` and ``seconds_late`` of a submission; empty when unknown."""
-    submitted = submitted_at(course, student, assignment)
-    late = seconds_late(submitted, due)
-    return {"timestamp": f"{submitted:%Y-%m-%dT%H:%M:%S}Z" if submitted else "",
-            "seconds_late": "" if late is None else late}
-
-
-def _submission_row(course, book, outcomes, student, assignment) -> dict:
+def _submission_row(course, book, outcomes, student, assignment) -> GradeRow:
     if not course.folder("submitted", student, assignment).is_dir():
-        return _row(student, assignment, Status.MISSING, "nothing submitted")
+        return GradeRow(student, assignment, Status.MISSING, "nothing submitted")
     outcome = outcomes.get(state.key(student, assignment))
     if outcome is None:
-        return _row(student, assignment, Status.NOT_GRADED, "not autograded yet")
+        return GradeRow(student, assignment, Status.NOT_GRADED, "not autograded yet")
+    flags = tuple(outcome.flags)
     if outcome.status != Status.GRADED:
-        return _row(student, assignment, Status.NOT_GRADED, outcome.reason, outcome.flags)
+        return GradeRow(student, assignment, Status.NOT_GRADED, outcome.reason, flags)
     try:
         submission = book.find_submission(assignment, student)
     except MissingEntry:
-        return _row(student, assignment, Status.NOT_GRADED, "not in the gradebook",
-                    outcome.flags)
+        return GradeRow(student, assignment, Status.NOT_GRADED, "not in the gradebook", flags)
     grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
     waiting = any(grade.needs_manual_grade for grade in grades)
-    return _row(student, assignment, Status.NEEDS_MANUAL_GRADING if waiting else Status.GRADED,
-                outcome.reason, outcome.flags, score=submission.score,
-                max_score=submission.max_score)
+    return GradeRow(student, assignment,
+                    Status.NEEDS_MANUAL_GRADING if waiting else Status.GRADED,
+                    outcome.reason, flags, score=float(submission.score),
+                    max_score=float(submission.max_score))
 
 
 def cell_rows(course: Course) -> list[dict]:
@@ -108,12 +138,12 @@ def cell_rows(course: Course) -> list[dict]:
     return rows
 
 
-def write_grades(course: Course, path: Path | None = None, rows: list[dict] | None = None
-                 ) -> Path:
+def write_grades(course: Course, path: Path | None = None,
+                 rows: list[GradeRow] | None = None) -> Path:
     """Write grades.csv (``COLUMNS``): ``rows``, else :func:`grade_rows`."""
     path = path or course.root / "grades.csv"
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
         writer.writeheader()
-        writer.writerows(grade_rows(course) if rows is None else rows)
+        writer.writerows(row.csv_fields() for row in (grade_rows(course) if rows is None else rows))
     return path

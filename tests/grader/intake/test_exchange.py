@@ -152,11 +152,11 @@ def test_grades_show_when_each_submission_came_and_how_late(course):
     course.roster_path.write_text("student_id\nada\nzed\nlms\nbea\n")
     with Gradebook(course.gradebook_url) as book:
         book.add_assignment(ASSIGNMENT, duedate=datetime(2026, 6, 1, 14, 0))
-    rows = {row["student_id"]: row for row in grades.grade_rows(course)}
-    assert (rows["ada"]["timestamp"], rows["ada"]["seconds_late"]) == ("2026-06-01T14:30:00Z",
+    rows = {row.student_id: row for row in grades.grade_rows(course)}
+    assert (rows["ada"].timestamp, rows["ada"].seconds_late) == ("2026-06-01T14:30:00Z",
                                                                        1800)
-    assert (rows["zed"]["timestamp"], rows["zed"]["seconds_late"]) == ("2026-06-01T15:00:00Z",
+    assert (rows["zed"].timestamp, rows["zed"].seconds_late) == ("2026-06-01T15:00:00Z",
                                                                        3600)
-    assert (rows["lms"]["timestamp"], rows["lms"]["seconds_late"]) == ("", "")
-    assert (rows["bea"]["status"], rows["bea"]["seconds_late"]) == ("missing", "")
+    assert (rows["lms"].timestamp, rows["lms"].seconds_late) == ("", None)
+    assert (rows["bea"].status, rows["bea"].seconds_late) == ("missing", None)
     assert set(grades.COLUMNS) >= {"timestamp", "seconds_late"}

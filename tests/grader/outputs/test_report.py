@@ -11,6 +11,8 @@ import torch
 from course_utils import checks
 from grader import cells  # (its test_cell_results is not a test: not imported by name)
 from grader.outputs.report import diagnosis, write_report
+from grader.scoring.grades import GradeRow
+from grader.state import Status
 
 EVIL = '<script>alert("x")</script>'
 A04, A05 = "04_alpha3_by_hand", "05_masked_attention"
@@ -21,9 +23,8 @@ NO_MASK = (
 )
 
 
-def row(student, assignment, status, score="", max_score="", reason="", flags=""):
-    return dict(student_id=student, assignment=assignment, score=score, max_score=max_score,
-                status=status, reason=reason, flags=flags)
+def row(student, assignment, status, score=None, max_score=None, reason="", flags=()):
+    return GradeRow(student, assignment, Status(status), reason, tuple(flags), score, max_score)
 
 
 def cell(student, assignment, name, score, max_score, message=""):
@@ -36,8 +37,8 @@ ROWS = [
     row("bob", A04, "graded", 4.0, 10.0),
     row("erin", A04, "graded", 7.0, 10.0),
     row(EVIL, A04, "graded", 5.0, 10.0,
-        flags="replaces checks.check_close (line 3: checks.check_close = print); "
-              "<img src=http://evil.example/x.png>"),
+        flags=["replaces checks.check_close (line 3: checks.check_close = print)",
+               "<img src=http://evil.example/x.png>"]),
     row("carol", A04, "not graded", reason="the notebook is not valid JSON"),
     row("dave", A04, "missing"),
     row("alice", A05, "graded", 4.0, 4.0),
@@ -197,20 +198,20 @@ def test_text_from_students_is_escaped(html):
     assert "&lt;img src=http://evil.example/x.png&gt;" in html
 
 
-def test_numbers_read_from_a_csv_as_strings_are_accepted(tmp_path):
-    rows = [row("a", A04, "graded", "3.0", "4"), row("b", A04, "graded", "1", "4.0")]
-    html = write_report(rows, [], tmp_path / "r.html").read_text()
-    assert Page(html).tables["status"][1] == [A04, "2", "2", "0", "0", "0", "0", "50%"]
+def test_a_grade_row_is_checked_when_it_is_made():
+    with pytest.raises(TypeError, match="status must be a Status"):
+        GradeRow("a", A04, "graded", score=1.0, max_score=2.0)
+    with pytest.raises(ValueError, match="graded but has score None"):
+        GradeRow("a", A04, Status.GRADED)
+    with pytest.raises(ValueError, match="'done' is not a valid Status"):
+        row("a", A04, "done")
 
 
 @pytest.mark.parametrize(
     ("rows", "cells", "error", "says"),
     [
-        ([row("a", A04, "done")], [], ValueError, "status must be one of"),
-        ([{"student_id": "a"}], [], ValueError, "lacks"),
-        ([row("a", A04, "graded")], [], ValueError, "graded but has score ''"),
-        ([row("a", A04, "graded", "lots", 4)], [], ValueError, "'lots'"),
-        ("rows", [], TypeError, "list of dicts"),
+        ([{"student_id": "a", "status": "graded"}], [], TypeError, "rows[0] must be a GradeRow"),
+        ("rows", [], TypeError, "list of GradeRow"),
         ([], [cell("a", A04, "t", "", 1.0)], ValueError, "must be a number"),
         ([], [cell("a", A04, "t", 1.0, 1.0, None)], TypeError, "message"),
     ],

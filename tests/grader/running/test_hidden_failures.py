@@ -76,8 +76,8 @@ def test_a_hidden_failure_scores_0_and_the_ta_reads_why(course, student):
         notebook = book.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
         scores = {grade.name: grade.score for grade in notebook.grades}
     assert (scores["test_double"], scores["test_square"]) == (double, square), scores
-    row = {row["student_id"]: row for row in grades.grade_rows(course)}[student]
-    assert row["reason"] == reason, row
+    row = {row.student_id: row for row in grades.grade_rows(course)}[student]
+    assert row.reason == reason, row
 
 
 def test_the_feedback_says_what_the_cell_raised(course):

@@ -189,7 +189,7 @@ def cell_scores(course, student):
 
 
 def rows_of(course):
-    return {row["student_id"]: row for row in grades.grade_rows(course)}
+    return {row.student_id: row for row in grades.grade_rows(course)}
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
@@ -197,17 +197,17 @@ def test_each_submission_ends_graded_or_not_graded_with_its_reason(graded, stude
     course, summary, _, _ = graded
     status, double, square, reason = EXPECTED[student]
     row = rows_of(course)[student]
-    assert row["status"] == status, row
-    assert reason in row["reason"], row
+    assert row.status == status, row
+    assert reason in row.reason, row
     if status == "not graded":
         assert f"{student}/{ASSIGNMENT}" in summary.not_graded
-        assert row["score"] == ""
+        assert row.score is None
         assert not course.folder("autograded", student, ASSIGNMENT).exists()
     else:
         scores = cell_scores(course, student)
         assert (scores["test_double"], scores["test_square"]) == (double, square), scores
-        assert float(row["score"]) == double + square
-        assert float(row["max_score"]) == 4  # the written answer's point is still to give
+        assert float(row.score) == double + square
+        assert float(row.max_score) == 4  # the written answer's point is still to give
 
 
 def test_a_notebook_saved_under_another_name_is_reported_by_name(graded):
@@ -219,11 +219,11 @@ def test_every_tamper_family_is_flagged_with_its_line(graded):
     course, _, _, _ = graded
     rows = rows_of(course)
     for student, expected in FLAGGED.items():
-        flags = rows[student]["flags"].split("; ")
+        flags = rows[student].flags
         for cell, line, family in expected:
             assert any(f"cell {cell} line {line}:" in flag and family in flag for flag in flags), (
                 student, cell, line, family, flags)
-    honest = {s: r["flags"] for s, r in rows.items() if s not in FLAGGED}
+    honest = {s: r.flags for s, r in rows.items() if s not in FLAGGED}
     assert not any(honest.values()), honest
 
 
@@ -249,7 +249,7 @@ def test_a_written_answer_graded_by_hand_makes_the_row_graded(graded):
         book.find_grade("written", ASSIGNMENT, ASSIGNMENT, "perfect").needs_manual_grade = False
         book.db.commit()
     row = rows_of(course)["perfect"]
-    assert (row["status"], float(row["score"]), float(row["max_score"])) == ("graded", 4, 4)
+    assert (row.status, float(row.score), float(row.max_score)) == ("graded", 4, 4)
 
 
 def test_a_rerun_grades_only_new_or_changed_submissions(graded):

@@ -1,19 +1,19 @@
-"""The class report's numbers, from the rows of grades.csv and the results of the test cells:
+"""The class report's numbers, from the grade rows and the results of the test cells:
 how many submissions have each status, the scores as fractions, each exercise's pass rate
-and its most frequent diagnoses. The rows and cells are checked on the way in
-(:func:`check_rows`, :func:`check_cells`), so that a bad one is named, not a wrong figure drawn.
+and its most frequent diagnoses. The cells are checked on the way in (:func:`check_cells`),
+so that a bad one is named, not a wrong figure drawn; a :class:`GradeRow` is checked when it
+is made, and :func:`check_rows` makes sure the rows are ones.
 """
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 
 from grader.outputs.report.diagnosis import diagnosis
+from grader.scoring.grades import GradeRow
 from grader.state import Status
 
-ROW_KEYS = ("student_id", "assignment", "score", "max_score", "status", "reason", "flags")
 CELL_KEYS = ("student_id", "assignment", "cell", "score", "max_score", "message")
 STATUSES = (Status.GRADED, Status.NEEDS_MANUAL_GRADING, Status.NOT_GRADED, Status.MISSING)
-FLAG_SEPARATOR = "; "
 
 
 def _number(value, what: str) -> float | None:
@@ -40,16 +40,13 @@ def _checked(records: list, keys: tuple, what: str) -> list[Mapping]:
     return records
 
 
-def check_rows(rows: list) -> list[Mapping]:
-    for index, row in enumerate(_checked(rows, ROW_KEYS, "rows")):
-        if row["status"] not in STATUSES:
-            raise ValueError(f"rows[{index}]: status must be one of {STATUSES}, "
-                             f"got {row['status']!r}")
-        score = _number(row["score"], f"rows[{index}]['score']")
-        maximum = _number(row["max_score"], f"rows[{index}]['max_score']")
-        if row["status"] == Status.GRADED and (score is None or not maximum):
-            raise ValueError(f"rows[{index}] is graded but has score {row['score']!r} "
-                             f"of max_score {row['max_score']!r}; expected numbers, max > 0")
+def check_rows(rows: list) -> list[GradeRow]:
+    if not isinstance(rows, list):
+        raise TypeError(f"rows must be a list of GradeRow, got {type(rows).__name__}")
+    for index, row in enumerate(rows):
+        if not isinstance(row, GradeRow):
+            raise TypeError(f"rows[{index}] must be a GradeRow (grader.scoring.grades), "
+                            f"got {type(row).__name__}")
     return rows
 
 
@@ -64,28 +61,21 @@ def check_cells(cells: list) -> list[Mapping]:
     return cells
 
 
-def flags_of(row: Mapping) -> list[str]:
-    """The flags of a row of grades.csv: its ``flags`` split at "; "."""
-    return [flag.strip() for flag in str(row["flags"]).split(FLAG_SEPARATOR) if flag.strip()]
-
-
-def status_counts(rows: list[Mapping]) -> dict[str, Counter]:
+def status_counts(rows: list[GradeRow]) -> dict[str, Counter]:
     """Per assignment, how many rows have each status (and how many are flagged)."""
     counts = defaultdict(Counter)
     for row in rows:
-        counts[row["assignment"]][row["status"]] += 1
-        counts[row["assignment"]]["flagged"] += bool(flags_of(row))
+        counts[row.assignment][row.status] += 1
+        counts[row.assignment]["flagged"] += bool(row.flags)
     return {assignment: counts[assignment] for assignment in sorted(counts)}
 
 
-def score_fractions(rows: list[Mapping]) -> dict[str, list[float]]:
+def score_fractions(rows: list[GradeRow]) -> dict[str, list[float]]:
     """Per assignment, score / max_score of each graded row."""
-    fractions = {assignment: [] for assignment in sorted({row["assignment"] for row in rows})}
+    fractions = {assignment: [] for assignment in sorted({row.assignment for row in rows})}
     for row in rows:
-        if row["status"] == Status.GRADED:
-            fractions[row["assignment"]].append(
-                _number(row["score"], "score") / _number(row["max_score"], "max_score")
-            )
+        if row.status == Status.GRADED:
+            fractions[row.assignment].append(row.score / row.max_score)
     return fractions
 
 

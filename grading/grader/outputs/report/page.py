@@ -1,7 +1,8 @@
 """The class report: one self-contained HTML page that tells a TA how the class did.
 
-``write_report(rows, cells, path)`` takes the rows of ``grades.csv`` (one per student and
-assignment) and the results of the test cells of the graded submissions, and writes:
+``write_report(rows, cells, path)`` takes the grade rows (one :class:`GradeRow` per student
+and assignment, as grades.csv lists them) and the results of the test cells of the graded
+submissions, and writes:
 
 * a summary: students, submissions per notebook, how many are graded, not graded, missing
   or waiting for manual grading, why some were not graded, and the tamper flags;
@@ -32,12 +33,12 @@ from grader.outputs.report.numbers import (
     check_cells,
     check_rows,
     exercises,
-    flags_of,
     frequent_mistakes,
     pass_rates,
     score_fractions,
     status_counts,
 )
+from grader.scoring.grades import GradeRow
 from grader.state import Status
 
 MISTAKES_PER_EXERCISE = 5
@@ -75,7 +76,7 @@ def _percent(fraction: float | None) -> str:
     return "–" if fraction is None else f"{fraction:.0%}"
 
 
-def _summary(rows: list[Mapping]) -> str:
+def _summary(rows: list[GradeRow]) -> str:
     counts = status_counts(rows)
     fractions = score_fractions(rows)
     columns = (*STATUSES, "flagged")
@@ -86,10 +87,9 @@ def _summary(rows: list[Mapping]) -> str:
         body.append([assignment, submitted, *(count[c] for c in columns), _percent(median)])
     total = [sum(line[i] for line in body) for i in range(1, len(columns) + 2)]
     body.append(["all notebooks", *total, ""])
-    students = len({row["student_id"] for row in rows})
-    reasons = [[r["student_id"], r["assignment"], r["status"], r["reason"]]
-               for r in rows if str(r["reason"]).strip()]
-    flags = [[r["student_id"], r["assignment"], flag] for r in rows for flag in flags_of(r)]
+    students = len({row.student_id for row in rows})
+    reasons = [[r.student_id, r.assignment, r.status, r.reason] for r in rows if r.reason.strip()]
+    flags = [[r.student_id, r.assignment, flag] for r in rows for flag in r.flags]
     return "\n".join([
         '<section id="summary">\n<h2>Summary</h2>',
         f"<p>{students} students, {len(counts)} notebooks, {total[0]} submissions.</p>",
@@ -105,7 +105,7 @@ def _summary(rows: list[Mapping]) -> str:
     ])
 
 
-def _scores(rows: list[Mapping]) -> str:
+def _scores(rows: list[GradeRow]) -> str:
     fractions = score_fractions(rows)
     if not any(fractions.values()):
         return '<section id="scores">\n<h2>Scores</h2>\n<p>No graded submissions.</p>\n</section>'
@@ -203,7 +203,7 @@ def _similarity(matches: list) -> str:
     ])
 
 
-def render_report(rows: list[dict], cells: list[dict], similar: list | None = None) -> str:
+def render_report(rows: list[GradeRow], cells: list[dict], similar: list | None = None) -> str:
     """The report's HTML page (see :func:`write_report` for the arguments)."""
     rows, cells = check_rows(rows), check_cells(cells)
     return "\n".join([
@@ -219,13 +219,12 @@ def render_report(rows: list[dict], cells: list[dict], similar: list | None = No
     ])
 
 
-def write_report(rows: list[dict], cells: list[dict], path: Path,
+def write_report(rows: list[GradeRow], cells: list[dict], path: Path,
                  similar: list | None = None) -> Path:
     """Write the class report to ``path`` (an .html file) and return ``path``.
 
-    ``rows``: one per (student, assignment) as in grades.csv, with the keys student_id,
-    assignment, score (float or ""), max_score (float or ""), status ("graded", "not
-    graded", "missing", "needs manual grading"), reason (str) and flags (str, "; "-separated).
+    ``rows``: one :class:`grader.scoring.grades.GradeRow` per (student, assignment), as
+    :func:`grader.scoring.grades.grade_rows` gives them.
     ``cells``: one per (student, assignment, test cell) of the graded submissions, with the
     keys student_id, assignment, cell (the test cell's grade id), score, max_score and
     message (what :func:`grader.cells.test_cell_results` gives: "" when the cell passed).
