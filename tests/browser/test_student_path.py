@@ -32,7 +32,7 @@ from tests.support.nbgrader_cells import (
 )
 
 RELEASE = release(ASSIGNMENT)
-EXERCISE = "scores"
+EXERCISE = "causal_attention"
 WRONG_ANSWER = WRONG["forgets_sqrt_dk"][EXERCISE].strip()
 SLIDER_CELL = "softmax_scale_slider("
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")

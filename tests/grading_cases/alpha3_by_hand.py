@@ -4,7 +4,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_utils.by_hand import OwnSentence, sentence_of
+from course_utils.by_hand import OwnMenu, OwnSentence, menu_of, sentence_of
 from tests.grading_cases import Cheat
 
 ASSIGNMENT = "04_alpha3_by_hand"
@@ -49,28 +49,49 @@ def written(numbers: dict[str, list[float]], *grade_ids: str) -> dict[str, str]:
     return {grade_id: f"{grade_id} = {numbers[grade_id]!r}" for grade_id in grade_ids}
 
 
+def mexican_answers(menu: OwnMenu, scale: float = 1.0, rows_of_k: bool = False,
+                    averaged: str = "weighted") -> dict[str, list[float]]:
+    """Exercise 4 worked as a student would, in plain arithmetic: the weights of the menu's
+    foods to 3 decimals, the average [price, calories, salt] to 2 from them. The mistakes:
+    a ``scale`` (1/√d_k, the habit of exercises 1 to 3), ``rows_of_k`` (the rows of the
+    printed K taken as keys), ``averaged`` "equal" (every food alike), "top" (the most
+    Mexican food alone), "exponentials" (not divided by their sum), "swapped" (burrito's
+    and taco's weights swapped while averaging: a slip only the exact check sees)."""
+    printed_rows = list(zip(*menu.keys, strict=True))   # the printed K: a column per food
+    keys = printed_rows if rows_of_k else menu.keys
+    dots = [scale * sum(q * k for q, k in zip(menu.q, key, strict=True)) for key in keys]
+    exponentials = [math.exp(dot) for dot in dots]
+    weights = [round(e / sum(exponentials), 3) for e in exponentials]
+    used = {"weighted": weights, "swapped": [weights[1], weights[0], *weights[2:]],
+            "equal": [1 / len(weights)] * len(weights), "exponentials": exponentials,
+            "top": [float(dot == max(dots)) for dot in dots]}[averaged]
+    average = [round(sum(w * value[row] for w, value in zip(used, menu.values, strict=True)), 2)
+               for row in range(len(menu.values[0]))]
+    return {"mexican_weights": weights, "mexican_by_hand": average}
+
+
+def mexican_cell(answers: dict[str, list[float]]) -> dict[str, str]:
+    """Exercise 4's answer cell assigning ``answers`` as literals: {grade id: code}."""
+    return {"mexican_by_hand": "\n".join(f"{name} = {numbers!r}"
+                                         for name, numbers in answers.items())}
+
+
+def mexican(student: str, **mistake) -> dict[str, str]:
+    """Exercise 4's answer cell of ``student``'s own menu, with ``mistake`` (mexican_answers)."""
+    return mexican_cell(mexican_answers(menu_of(student), **mistake))
+
+
 BY_HAND = ("scores_3_by_hand", "alpha_3_by_hand", "a_3_by_hand")
 # The solution's student hands in numbers right for their own sentence, computed from the
 # id the kernel sees; this is what a classmate would copy from them.
 COPIED = by_hand_answers(sentence_of("solution"))
+COPIED_MENU = mexican_answers(menu_of("solution"))
 
 
 # --- wrong answers: each loses its own test cell's points, and no others -------------
 
 # Exercise 7: "I am good" left-padded to 5 positions, rows 3 to 5 (the future and the padding)
 PADDED = "{(3, 1), (3, 2), (3, 4), (3, 5), (4, 1), (4, 2), (4, 5), (5, 1), (5, 2)}"
-
-NO_SQRT = """
-def scores(q, k):
-    return q @ k.T
-"""
-
-# Right on the visible example (d_k = 4, so sqrt(d_k) = 2) but not in general:
-# only the hidden tests, restored by nbgrader at grading time, can catch it.
-HARD_CODED_TWO = """
-def scores(q, k):
-    return q @ k.T / 2
-"""
 
 MASKS_DIAGONAL = """
 def causal_softmax(s):
@@ -108,13 +129,6 @@ def causal_attention(X, W_Q, W_K, W_V):
 """
 
 
-TWIN_SCORES = """
-import course_utils.models.attention
-
-def scores(q, k):
-    return course_utils.models.attention.attention_scores(q, k)
-"""
-
 TWIN_CAUSAL_SOFTMAX = """
 from course_utils.models.attention import causal_mask, masked_softmax
 
@@ -131,22 +145,27 @@ def causal_attention(X, W_Q, W_K, W_V):
 
 WRONG = {
     "forgets_sqrt_dk": {
-        "scores": NO_SQRT,
         **written(by_hand_answers(sentence_of("forgets_sqrt_dk"), scale=1.0), *BY_HAND),
+        # and the lecture's lookup divided by sqrt(d_k) as exercises 1 to 3 are
+        **mexican("forgets_sqrt_dk", scale=1 / math.sqrt(4)),
         "causal_attention": causal_attention_with(scale=""),
     },
+    # Right on the visible example (d_k = 4, so sqrt(d_k) = 2) but not in general, and right
+    # weights averaged with a slip: only the hidden tests, restored at grading, catch them.
     "hard_codes_two": {
-        "scores": HARD_CODED_TWO,
+        **mexican("hard_codes_two", averaged="swapped"),
         "causal_attention": causal_attention_with(scale="/ 2"),
     },
     "masks_diagonal": {
         "causal_softmax": MASKS_DIAGONAL,
         "impossible_entries": "impossible_entries = {(3, 3), (4, 4), (5, 5)} | " + PADDED,
+        **mexican("masks_diagonal", rows_of_k=True),
         "causal_attention": causal_attention_with(keep="tril(diagonal=-1)"),
     },
     "softmax_over_queries": {
         "causal_softmax": SOFTMAX_OVER_QUERIES,
         "impossible_entries": "impossible_entries = {(3, 4), (3, 5), (4, 5)}",  # padding forgotten
+        **mexican("softmax_over_queries", averaged="equal"),
         "causal_attention": causal_attention_with(dim="0"),
     },
     "half_filled_zero_based_swapped": {
@@ -155,18 +174,27 @@ WRONG = {
         "alpha_3_by_hand": "alpha_3_by_hand = [0.2, 0.0, 0.8]",
         "impossible_entries": "impossible_entries = {(2, 0), (2, 1), (2, 3), (2, 4), (3, 0), (3, 1), (3, 4), (4, 0), (4, 1)}",  # noqa: E501
         "causal_attention": causal_attention_with(returned="alpha, out"),
+        **mexican("half_filled_zero_based_swapped", averaged="top"),
     },
     "keys_not_values": {
         **written(by_hand_answers(sentence_of("keys_not_values"), weighted="keys"), "a_3_by_hand"),
         "causal_softmax": NOT_RENORMALISED,
         "causal_attention": causal_attention_with(output="alpha @ K"),
+        **mexican("keys_not_values", averaged="exponentials"),
     },
     # right numbers, of another student's sentence: each scores 0
-    "copies_the_numbers_of_solution": written(COPIED, *BY_HAND),
+    "copies_the_numbers_of_solution": {**written(COPIED, *BY_HAND), **mexican_cell(COPIED_MENU)},
     # right numbers of the id the student worked under, not the one graded (WORKED_FOR)
-    "uses_another_id": written(by_hand_answers(sentence_of("uses.another.id")), *BY_HAND),
+    "uses_another_id": {**written(by_hand_answers(sentence_of("uses.another.id")), *BY_HAND),
+                        **mexican("uses.another.id")},
     "calls_the_library": {
-        "scores": TWIN_SCORES,
+        # the softmax of the lookup is the student's own: torch's is refused in its cell
+        "mexican_by_hand": """
+keys, q = torch.tensor(menu.keys), torch.tensor(menu.q)
+weights = torch.softmax(keys @ q, dim=0)
+mexican_weights = weights.tolist()
+mexican_by_hand = (weights @ torch.tensor(menu.values)).tolist()
+""",
         "causal_softmax": TWIN_CAUSAL_SOFTMAX,
         "causal_attention": TWIN_CAUSAL_ATTENTION,
     },
@@ -182,13 +210,26 @@ PRINTED = {student: {"yours = own_sentence()": str(sentence_of(worked_for))}
 
 # --- correct alternatives: full marks on every test cell --------------------------------
 
-NUMPY_SCORES = """
-import numpy as np
+def lecture_matrices(menu: OwnMenu) -> str:
+    """The menu typed in as the lecture writes it, K and V with a column per food."""
+    def columns(rows):
+        return [list(column) for column in zip(*rows, strict=True)]
 
-def scores(q, k):
-    q, k = np.asarray(q.detach().cpu()), np.asarray(k.detach().cpu())
-    return np.matmul(q, k.T) / np.sqrt(q.shape[-1])   # a NumPy array is a fine answer
-"""
+    return (f"q = np.array({list(menu.q)})\n"
+            f"K = np.array({columns(menu.keys)})   # a column per food\n"
+            f"V = np.array({columns(menu.values)})")
+
+
+def numpy_lookup(student: str) -> dict[str, str]:
+    """Exercise 4 in the lecture's matrices, V softmax(Kᵀq), unrounded NumPy arrays."""
+    return {"mexican_by_hand": f"""import numpy as np
+
+{lecture_matrices(menu_of(student))}
+e = np.exp(K.T @ q - np.max(K.T @ q))
+mexican_weights = e / e.sum()
+mexican_by_hand = V @ mexican_weights
+"""}
+
 
 # Hand-written stable softmax: mask with a very negative number, subtract the row maximum.
 STABLE_SOFTMAX_MINUS_1E9 = """
@@ -212,14 +253,6 @@ def causal_attention(X, W_Q, W_K, W_V):
         alpha[i, : i + 1] = e / e.sum()
     a = torch.stack([sum(alpha[i, j] * V[j] for j in range(i + 1)) for i in range(n)])
     return a, alpha
-"""
-
-TORCH_FROM_NUMPY_SCORES = """
-import numpy as np
-
-def scores(q, k):
-    result = np.matmul(q.cpu().numpy(), k.cpu().numpy().T) / q.shape[1] ** 0.5
-    return torch.from_numpy(result).to(q.device)
 """
 
 LOOP_SOFTMAX = """
@@ -246,10 +279,11 @@ def causal_attention(X, W_Q, W_K, W_V):
 """
 
 ARRAYS_AND_LISTS = by_hand_answers(sentence_of("arrays_and_lists"))
+ARRAYS_MENU = mexican_answers(menu_of("arrays_and_lists"))
 
 CORRECT = {
     "numpy_minus_1e9_loops": {
-        "scores": NUMPY_SCORES,
+        **numpy_lookup("numpy_minus_1e9_loops"),
         "causal_softmax": STABLE_SOFTMAX_MINUS_1E9,
         "causal_attention": LOOP_FLOAT64_ATTENTION,
         **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
@@ -258,7 +292,10 @@ CORRECT = {
                               "                      for j in range(1, 6) if j > i or j <= 2]",
     },
     "arrays_and_lists": {
-        "scores": TORCH_FROM_NUMPY_SCORES,
+        # typed in by hand: a tuple of weights, a float32 tensor of the average
+        "mexican_by_hand": "mexican_weights = {}\n"
+                           "mexican_by_hand = torch.tensor({}, dtype=torch.float32)".format(
+            tuple(ARRAYS_MENU["mexican_weights"]), ARRAYS_MENU["mexican_by_hand"]),
         "causal_softmax": LOOP_SOFTMAX,
         "causal_attention": NUMPY_ATTENTION,
         "scores_3_by_hand": "import numpy as np\nscores_3_by_hand = np.array({})".format(
@@ -273,10 +310,14 @@ CORRECT = {
 # --- answers that update their inputs in place: graded on what they return ------------------
 
 CORRECT["works_in_place"] = {
-    "scores": """
-def scores(q, k):
-    q /= math.sqrt(q.shape[-1])      # the scale folded into the queries, in place
-    return q @ k.T
+    # the lookup in torch's elementary operations, its softmax written out, the sum in place
+    "mexican_by_hand": """
+keys, q, values = (torch.tensor(part, dtype=torch.float64)
+                   for part in (menu.keys, menu.q, menu.values))
+weights = (keys @ q).exp()
+weights /= weights.sum()
+mexican_weights = weights.tolist()
+mexican_by_hand = weights @ values
 """,
     "causal_softmax": """
 def causal_softmax(s):
@@ -323,7 +364,7 @@ scores_3_by_hand = Whatever()
     # it was started with
     "claims_another_id": {
         grade_id: Cheat(f"import os\nos.environ['COURSE_STUDENT'] = 'solution'\n{code}")
-        for grade_id, code in written(COPIED, *BY_HAND).items()
+        for grade_id, code in {**written(COPIED, *BY_HAND), **mexican_cell(COPIED_MENU)}.items()
     },
     # the checks' own helper asked for the numbers: it refuses outside a check
     "calls_the_checks_helper": {
@@ -331,6 +372,12 @@ scores_3_by_hand = Whatever()
 from course_utils.checks.by_hand import _alpha
 
 alpha_3_by_hand = _alpha(own_sentence()).tolist()
+""", zero=True, flagged=True),
+        "mexican_by_hand": Cheat("""
+from course_utils.checks import by_hand
+
+mexican_weights = by_hand._food_weights(menu).tolist()
+mexican_by_hand = by_hand._food_average(menu).tolist()
 """, zero=True, flagged=True),
     },
     # the same helper found through importlib by names made at run time
@@ -354,14 +401,14 @@ a_3_by_hand = helpers._output(own_sentence()).tolist()
     },
     # the IPython shell's traceback silenced, then a wrong answer: the test must not pass
     "hides_its_failures": {
-        "scores": Cheat("""
+        "causal_softmax": Cheat("""
 from IPython.core.interactiveshell import InteractiveShell
 
 InteractiveShell.instance().showtraceback = lambda *args, **kwargs: None
 
 
-def scores(q, k):
-    return q @ k.T
+def causal_softmax(s):
+    return torch.softmax(s, dim=-1)
 """, zero=True, flagged=True),
     },
 }
@@ -427,7 +474,7 @@ def causal_softmax(s):
     # the kernel's execute handler replaced: a cell that calls own_work runs as `pass`, its
     # reply reads ok; the answer underneath is wrong
     "kernel_runs_tests_as_pass": {
-        "scores": Cheat("""
+        "causal_softmax": Cheat("""
 _kernel = get_ipython().kernel
 _execute = _kernel.do_execute
 
@@ -439,8 +486,18 @@ async def _do_execute(code, *args, **kwargs):
 _kernel.do_execute = _do_execute
 
 
-def scores(q, k):
-    return q @ k.T
+def causal_softmax(s):
+    return torch.softmax(s, dim=-1)
 """, zero=True, flagged=True),
+    },
+    # the lookup's softmax through SciPy, a library its cell may not use
+    "softmax_from_scipy": {
+        "mexican_by_hand": Cheat("""
+import numpy as np
+from scipy.special import softmax
+
+mexican_weights = softmax(np.array(menu.keys) @ np.array(menu.q)).tolist()
+mexican_by_hand = (np.array(mexican_weights) @ np.array(menu.values)).tolist()
+""", zero=True),
     },
 })

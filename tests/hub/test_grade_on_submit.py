@@ -27,7 +27,7 @@ from grader.intake import exchange
 from grader.on_submit.service import load_released
 from grader.scoring.autograde import Summary, autograde
 from tests.conftest import REPO
-from tests.grading_cases.alpha3_by_hand import NO_SQRT, WRONG
+from tests.grading_cases.alpha3_by_hand import WRONG
 from tests.hub.hub_client import Hub, UserServer
 from tests.hub.hub_server import running_hub
 from tests.hub.test_course_server import ASSIGNMENT, answer, run_ta, start_servers
@@ -36,7 +36,10 @@ from tests.support.nbgrader_course import make_course, solution_cells
 pytestmark = pytest.mark.notebook
 
 RIGHT = solution_cells(ASSIGNMENT)
-ANSWERS = {"ann": {**RIGHT, **WRONG["hard_codes_two"]}, "ben": {**RIGHT, "scores": NO_SQRT}}
+# the build exercise: ann's hard-coded 2 is right at the visible d_k = 4 only; ben forgets √d_k
+EXERCISE = "causal_attention"
+ANSWERS = {"ann": {**RIGHT, EXERCISE: WRONG["hard_codes_two"][EXERCISE]},
+           "ben": {**RIGHT, EXERCISE: WRONG["forgets_sqrt_dk"][EXERCISE]}}
 SERVICE_READY_S = 300  # the instructor's solution is graded first (grader.scoring.selfcheck)
 FEEDBACK_WITHIN_S = 120  # from a submission to its feedback: 14 s measured on 2 busy cores
 POLL_S = 2
@@ -202,9 +205,10 @@ def test_the_early_page_shows_visible_results_and_nothing_of_the_hidden_tests(pl
         assert not leaked, leaked
         assert "BEGIN HIDDEN TESTS" not in text
         assert "after the due date" in text
-    # ann's hard-coded 2 passes the visible test of scores; ben's missing scale fails it
-    assert "test_scores visible tests passed; hidden tests after the due date ? / 2" in ann
-    assert re.search(r"test_scores visible tests failed 0 / 2 \w+Error: .*scores\(Q, K\)", ben)
+    # ann's hard-coded 2 passes the visible test of causal_attention; ben's missing scale fails it
+    assert f"test_{EXERCISE} visible tests passed; hidden tests after the due date ? / 4" in ann
+    assert re.search(rf"test_{EXERCISE} visible tests failed 0 / 4 \w+Error: .*{EXERCISE}\(X, W_Q",
+                     ben)
 
 
 def test_after_the_due_date_the_full_page_replaces_the_early_one(played):
@@ -216,7 +220,7 @@ def test_after_the_due_date_the_full_page_replaces_the_early_one(played):
 
 
 def test_a_second_submission_replaces_the_first(played):
-    assert "test_scores visible tests passed" in played.resubmitted.text
+    assert f"test_{EXERCISE} visible tests passed" in played.resubmitted.text
     rows = {row.student_id: row for row in grades_rows(played.course)}
     assert float(rows["ben"].score) == autograded_points()
     given = load_released(played.course)["ben/" + ASSIGNMENT]

@@ -125,6 +125,11 @@ MODEL_OPS = frozenset({"linear", "dropout", "layer_norm", "scaled_dot_product_at
 LOSSES = frozenset({"cross_entropy", "nll_loss"})
 NO_AUTOGRAD = Allowance(torch_ops=(ELEMENTARY | LOSSES) - {
     "requires_grad_", "enable_grad", "set_grad_enabled", "grad.__get__"})
+# Exercises whose softmax is the student's own work.
+NO_SOFTMAX = Allowance(
+    says=DEFAULT.says + ", but not torch's softmax functions (softmax, log_softmax, "
+                        "logsumexp, logaddexp)",
+    torch_ops=ELEMENTARY - {"softmax", "log_softmax", "logsumexp", "logaddexp"})
 
 READING_A_TOKENIZER = tuple(
     f"course_utils.tokens.byte_bpe.BytePairTokenizer.{name}" for name in (
@@ -156,10 +161,9 @@ ALLOWANCES: dict[str, Allowance] = {
         c_modules=DEFAULT.c_modules + ("scipy",)),
     # 01's exercise 4 derives a softmax whose exponentials cannot overflow: torch's softmax
     # functions, which take that step already, are refused
-    "updated_embedding": Allowance(
-        says=DEFAULT.says + ", but not torch's softmax functions (softmax, log_softmax, "
-                            "logsumexp, logaddexp)",
-        torch_ops=ELEMENTARY - {"softmax", "log_softmax", "logsumexp", "logaddexp"}),
+    "updated_embedding": NO_SOFTMAX,
+    # 04's exercise 4 works the lectures' lookup by hand: the softmax is part of the work
+    "mexican_by_hand": NO_SOFTMAX,
     # 01's exercise 3 may rank by PyTorch's cosine (computing it was exercise 2)
     "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity"}),
     # 03's exercise 3 stands on the references of exercises 1 and 2, which its text offers
