@@ -30,14 +30,15 @@ from .bpe import *  # noqa: F403
 from .by_hand import *  # noqa: F403
 from .core import *  # noqa: F403
 from .embeddings import *  # noqa: F403
+from .feature_statistics import *  # noqa: F403
 from .guards import *  # noqa: F403
+from .guards.twins import *  # noqa: F403
 from .linear_attention import *  # noqa: F403
 from .masked_attention import *  # noqa: F403
 from .pretraining import *  # noqa: F403
 from .random_features import *  # noqa: F403
 from .skipgram import *  # noqa: F403
 from .transformer_blocks import *  # noqa: F403
-from .twins import *  # noqa: F403
 
 # Every table of mistake messages, by topic (a test fails when a module's table is not here).
 MISTAKES_BY_TOPIC: dict[str, dict[str, str]] = {

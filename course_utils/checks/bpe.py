@@ -12,7 +12,7 @@ from collections import Counter
 
 import regex
 
-from course_utils.tokens import bpe, byte_bpe
+from course_utils.tokens import bpe, byte_merges, cl100k, pre_tokenizer
 
 from .guards import checked_plainly
 
@@ -220,8 +220,8 @@ def _model_encode(text: str, ranks, special_tokens, *, merge=None, chunks=None, 
     cuts every special token out, ``"endoftext"`` only ``<|endoftext|>``, ``"ordinary"``
     reads them as text, ``"drop"`` cuts them out without an id.
     """
-    merge = merge or byte_bpe._byte_pair_merge
-    chunks = chunks or (lambda part: regex.findall(byte_bpe.CL100K_PATTERN, part))
+    merge = merge or byte_merges._byte_pair_merge
+    chunks = chunks or (lambda part: regex.findall(pre_tokenizer.CL100K_PATTERN, part))
     cut = {"ordinary": [], "endoftext": ["<|endoftext|>"]}.get(specials, list(special_tokens))
     cut = [s for s in cut if s in special_tokens]
     parts = regex.split("(" + "|".join(map(regex.escape, cut)) + ")", text) if cut else [text]
@@ -271,7 +271,7 @@ def check_encoding(actual, text: str, ranks, special_tokens, expected, name="enc
             "you merged the leftmost pair that is in the ranks; merge the pair with the LOWEST "
             "rank first (the rank is the order in which the merges were learned)",
         )
-    gpt4 = byte_bpe.cl100k()
+    gpt4 = cl100k.cl100k()
     if len(ranks) != len(gpt4.ranks) and actual == _model_encode(
         text, gpt4.ranks, gpt4.special_tokens
     ):

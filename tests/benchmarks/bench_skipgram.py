@@ -17,7 +17,7 @@ from gensim.models import Word2Vec
 
 from course_utils.data import wikipedia_sentences, word_pairs
 from course_utils.device import get_device
-from course_utils.words.skipgram import train_skipgram
+from course_utils.words.skipgram_training import train_skipgram
 from course_utils.words.word_eval import WordVectors, word_pair_spearman
 from tests.benchmarks.timing import Row
 
@@ -77,7 +77,7 @@ def run() -> list[Row]:
         rows.append(
             Row(
                 task,
-                f"course_utils.words.skipgram ({device}, {threads} thr)",
+                f"course_utils.words.skipgram_training ({device}, {threads} thr)",
                 result.words_per_second,
                 "words/s",
                 note,

@@ -49,7 +49,8 @@ from course_utils.models.transformer import (
     sinusoidal_positions,
 )
 from course_utils.quick import is_quick, quick_or_full
-from course_utils.words.skipgram import keep_probability, noise_table
+from course_utils.words.skipgram import keep_probability
+from course_utils.words.skipgram_training import noise_table
 
 
 def test_override_to_cpu(monkeypatch):

@@ -133,7 +133,7 @@ def segment_word(word, merges):
     return list(bpe.apply_merges((*word, "_"), merges))
 """
 TWIN_MERGE_CHUNK = """
-from course_utils.tokens.byte_bpe import _byte_pair_merge
+from course_utils.tokens.byte_merges import _byte_pair_merge
 
 
 def merge_chunk(piece, ranks):
@@ -522,14 +522,14 @@ def merge_chunk(piece, ranks):
     # the trace that draws the figure after exercise 6, asked for its last step
     "the_figures_trace": {
         "merge_chunk": Cheat("""
-from course_utils.tokens.byte_bpe import merge_steps
+from course_utils.tokens.byte_merges import merge_steps
 
 
 def merge_chunk(piece, ranks):
     return merge_steps(piece, ranks)[-1][0]
 """, zero=True),
         "encode": Cheat("""
-from course_utils.tokens import byte_bpe
+from course_utils.tokens import byte_merges
 
 
 def encode(text, ranks, special_tokens):
@@ -540,7 +540,7 @@ def encode(text, ranks, special_tokens):
             ids.append(special_tokens[part])
             continue
         for chunk in regex.findall(CL100K_PATTERN, part):
-            ids += [ranks[token] for token in byte_bpe.merge_steps(chunk.encode(), ranks)[-1][0]]
+            ids += [ranks[token] for token in byte_merges.merge_steps(chunk.encode(), ranks)[-1][0]]
     return ids
 """, zero=True),
     },

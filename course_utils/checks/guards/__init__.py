@@ -13,7 +13,7 @@ and every ``check_...`` of ``course_utils.checks`` looks at plain values only. T
    graded on what it returns.
 3. ``allowlist`` (with ``allowances``, and ``answer_cells`` for whole answer cells while
    nbgrader grades): while it runs, only what its exercise allows may compute.
-   ``refuse`` and ``rules``: the library's answer to the exercise is refused
+   ``refuse`` and ``rules``: the library's answer to the exercise (``twins``) is refused
    where it is computed (Python twins by their code, torch functions by a function mode),
    and the rules the exercise states ("no autograd", "no N × N matrix") are enforced.
 4. ``plain``: what it returns is rebuilt from exact built-in types before any check looks
@@ -27,7 +27,6 @@ import sys
 import warnings
 from collections.abc import Callable
 
-from ..twins import TORCH_TWINS, TWINS
 from .allowances import ALLOWANCES
 from .allowlist import NotAllowed, answer_region
 from .answer_cells import refused_cell
@@ -37,6 +36,7 @@ from .leftovers import LeftBehind, check_nothing_left_behind, record_baseline
 from .plain import plain
 from .refuse import LibraryTwinError, library_twins_unavailable, watching
 from .rules import RULES, RuleBroken
+from .twins import TORCH_TWINS, TWINS
 
 __all__ = [
     "LeftBehind",

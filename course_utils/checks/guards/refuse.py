@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterator
 
 from torch.overrides import TorchFunctionMode
 
-from ..twins import TORCH_TWINS, TWINS
 from .after_import import after_import
 from .allowances import allowance_of
 from .rules import RULES
+from .twins import TORCH_TWINS, TWINS
 
 __all__ = [
     "LibraryTwinError",

@@ -7,7 +7,7 @@ import pytest
 import regex
 
 from course_utils import checks
-from course_utils.tokens import bpe, byte_bpe
+from course_utils.tokens import bpe, cl100k, pre_tokenizer
 
 C = bpe.corpus_from_text("low " * 5 + "lowest " * 2 + "newer " * 6 + "wider " * 3 + "new " * 2)
 BANANA = {("b", "a", "n", "a", "n", "a", "_"): 2, ("a", "a", "a", "a", "a", "_"): 1,
@@ -23,12 +23,12 @@ def fails(match: str):
 
 @pytest.fixture(scope="module")
 def gpt4():
-    return byte_bpe.cl100k()
+    return cl100k.cl100k()
 
 
 @pytest.fixture(scope="module")
 def reference():
-    return byte_bpe.tiktoken_cl100k()
+    return cl100k.tiktoken_cl100k()
 
 
 # -- count_pairs ----------------------------------------------------------------------------
@@ -248,7 +248,7 @@ def test_ids_from_gpt4_table_for_other_ranks_are_named(gpt4):
     text = "abc aa<|end|>"
     expected = student_encode(text, TINY, TINY_SPECIALS)
     checks.check_encoding(expected, text, TINY, TINY_SPECIALS, expected)
-    global_table = [i for chunk in regex.findall(byte_bpe.CL100K_PATTERN, text)
+    global_table = [i for chunk in regex.findall(pre_tokenizer.CL100K_PATTERN, text)
                     for i in gpt4.encode(chunk, disallowed_special=())]  # fmt: skip
     assert global_table != expected
     with fails("these are GPT-4's ids, but this call passed other ranks"):
@@ -261,7 +261,7 @@ def test_ids_from_gpt4_table_for_other_ranks_are_named(gpt4):
 def test_every_encoding_method_of_the_tokenizer_is_refused_in_merge_chunk_and_encode(gpt4):
     """tiktoken's names (encode_batch, encode_ordinary_batch, encode_single_token) and the
     fast merge answer the exercises as well as encode does: all are refused, then back."""
-    from course_utils.tokens.byte_bpe import _byte_pair_merge_fast
+    from course_utils.tokens.byte_merges import _byte_pair_merge_fast
 
     def merge_chunk(piece, ranks):
         return gpt4.decode_tokens_bytes(gpt4.encode_ordinary_batch([piece.decode()])[0])
@@ -274,7 +274,7 @@ def test_every_encoding_method_of_the_tokenizer_is_refused_in_merge_chunk_and_en
 
     for answer in (merge_chunk, fast_merge_chunk, single_merge_chunk):
         answer.__name__ = "merge_chunk"  # own_work finds the exercise by its name
-        with pytest.raises(checks.LibraryTwinError, match="merge_chunk called .*byte_bpe"):
+        with pytest.raises(checks.LibraryTwinError, match="merge_chunk called .*byte_(bpe|merges)"):
             checks.own_work(answer)(b" hello", gpt4.ranks)
 
     def encode(text, ranks, special_tokens):
@@ -286,7 +286,7 @@ def test_every_encoding_method_of_the_tokenizer_is_refused_in_merge_chunk_and_en
     for answer in (encode, fast_encode):
         answer.__name__ = "encode"
         with pytest.raises(checks.LibraryTwinError,
-                           match="encode called course_utils.tokens.byte_bpe"):
+                           match="encode called course_utils.tokens.byte_(bpe|merges)"):
             checks.own_work(answer)("hello", gpt4.ranks, gpt4.special_tokens)
     assert gpt4.encode_batch(["hello world"]) == [[15339, 1917]]  # back afterwards
     assert gpt4.encode_single_token(" hello") == 24748

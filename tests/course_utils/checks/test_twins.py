@@ -106,9 +106,9 @@ def test_no_twin_is_imported_before_its_exercise():
 def test_a_method_twin_fails_on_every_object_of_its_class_and_comes_back():
     """``module.Class.method`` twins are refused by their code: a cached object's bound
     method reaches the stand-in too."""
-    from course_utils.tokens import byte_bpe
+    from course_utils.tokens import byte_bpe, cl100k
 
-    gpt4 = byte_bpe.cl100k()
+    gpt4 = cl100k.cl100k()
     path = "course_utils.tokens.byte_bpe.BytePairTokenizer.encode"
     assert functions_at(path) == [(path, vars(byte_bpe.BytePairTokenizer)["encode"])]
 

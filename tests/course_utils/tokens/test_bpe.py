@@ -10,7 +10,7 @@ import pytest
 import tiktoken
 
 from course_utils.data import wikipedia_text
-from course_utils.tokens import bpe, byte_bpe
+from course_utils.tokens import bpe, byte_bpe, cl100k
 from tests.support.peers import train_hugging_face_bpe
 
 TEXTBOOK = "low " * 5 + "lowest " * 2 + "newer " * 6 + "wider " * 3 + "new " * 2
@@ -55,7 +55,7 @@ def textbook_corpus():
 
 @pytest.fixture(scope="module")
 def gpt4():
-    return byte_bpe.cl100k()
+    return cl100k.cl100k()
 
 
 @pytest.fixture(scope="module")
@@ -265,9 +265,9 @@ def test_byte_level_encoding_applies_the_learned_merges_in_order():
 
 
 def test_ranks_file_is_the_known_one():
-    data = byte_bpe.cl100k_path().read_bytes()
-    assert hashlib.sha256(data).hexdigest() == byte_bpe.CL100K_SHA256
-    assert byte_bpe.CL100K_SHA256 == (
+    data = cl100k.cl100k_path().read_bytes()
+    assert hashlib.sha256(data).hexdigest() == cl100k.CL100K_SHA256
+    assert cl100k.CL100K_SHA256 == (
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
     )
 
@@ -277,13 +277,13 @@ def test_pattern_and_special_tokens_match_the_installed_tiktoken(monkeypatch, gp
     from tiktoken_ext import openai_public
 
     def offline(path, expected_hash=None):
-        assert expected_hash == byte_bpe.CL100K_SHA256
+        assert expected_hash == cl100k.CL100K_SHA256
         return gpt4.ranks
 
     monkeypatch.setattr(openai_public, "load_tiktoken_bpe", offline)
     definition = openai_public.cl100k_base()
     assert definition["pat_str"] == byte_bpe.CL100K_PATTERN
-    assert definition["special_tokens"] == byte_bpe.CL100K_SPECIAL_TOKENS
+    assert definition["special_tokens"] == cl100k.CL100K_SPECIAL_TOKENS
     assert len(gpt4.ranks) == 256 + 100_000  # the bytes, then one token per merge
     assert sorted(gpt4.ranks.values()) == list(range(100_256))
     assert len(gpt4.ranks) + len(gpt4.special_tokens) == 256 + 100_000 + 5  # ids in use
@@ -384,8 +384,8 @@ def test_the_cached_tokenizer_hands_out_read_only_ranks(gpt4):
         ranks[b" the"] = 0
     with pytest.raises(TypeError):
         del special["<|endoftext|>"]
-    assert byte_bpe.cl100k().ranks[b" the"] == 279
-    assert byte_bpe.cl100k().encode(" the") == [279]
+    assert cl100k.cl100k().ranks[b" the"] == 279
+    assert cl100k.cl100k().encode(" the") == [279]
 
 
 def test_a_copy_of_the_ranks_can_change_without_touching_the_tokenizer(gpt4):
@@ -398,8 +398,8 @@ def test_a_copy_of_the_ranks_can_change_without_touching_the_tokenizer(gpt4):
 
 
 def test_tiktoken_reference_is_built_offline_from_the_same_file(gpt4):
-    reference = byte_bpe.tiktoken_cl100k()
-    assert reference is byte_bpe.tiktoken_cl100k()
+    reference = cl100k.tiktoken_cl100k()
+    assert reference is cl100k.tiktoken_cl100k()
     assert reference.encode("hello world <|endoftext|>", allowed_special="all") == gpt4.encode(
         "hello world <|endoftext|>", allowed_special="all"
     )

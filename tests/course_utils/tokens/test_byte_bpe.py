@@ -17,10 +17,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_utils.tokens import byte_bpe
+from course_utils.tokens import byte_bpe, byte_merges, cl100k, tiktoken_arguments
 from course_utils.tokens.byte_bpe import UnknownTokenError
 
-SPECIALS = sorted(byte_bpe.CL100K_SPECIAL_TOKENS)
+SPECIALS = sorted(cl100k.CL100K_SPECIAL_TOKENS)
 # Examples drawn the same way at every run, none remembered between runs (no .hypothesis/).
 EXAMPLES = settings(max_examples=150, deadline=None, derandomize=True, database=None)
 FEW = settings(max_examples=40, deadline=None, derandomize=True, database=None)
@@ -44,8 +44,8 @@ DISALLOWED = ["all", (), {"<|endoftext|>"}, {"<|fim_suffix|>", "<|endofprompt|>"
 
 
 # The course's tokenizer and tiktoken's, both cached: built once for every test.
-gpt4 = pytest.fixture(scope="module", name="gpt4")(lambda: byte_bpe.cl100k())
-reference = pytest.fixture(scope="module", name="reference")(lambda: byte_bpe.tiktoken_cl100k())
+gpt4 = pytest.fixture(scope="module", name="gpt4")(lambda: cl100k.cl100k())
+reference = pytest.fixture(scope="module", name="reference")(lambda: cl100k.tiktoken_cl100k())
 
 
 def outcome(function, *args, **kwargs):
@@ -79,28 +79,31 @@ def ranks_and_piece(draw):
 @given(ranks_and_piece())
 def test_the_fast_merge_gives_the_naive_merges_on_random_ranks(case):
     ranks, piece = case
-    assert byte_bpe._byte_pair_merge_fast(piece, ranks) == byte_bpe._byte_pair_merge(piece, ranks)
+    fast, naive = byte_merges._byte_pair_merge_fast, byte_merges._byte_pair_merge
+    assert fast(piece, ranks) == naive(piece, ranks)
 
 
 @EXAMPLES
-@given(st.text(characters, max_size=30).map(lambda s: byte_bpe._without_surrogates(s).encode()))
+@given(st.text(characters, max_size=30).map(
+    lambda s: tiktoken_arguments.without_surrogates(s).encode()))
 def test_the_fast_merge_gives_the_naive_merges_with_gpt4s_ranks(gpt4, piece):
     ranks = gpt4.ranks
-    assert byte_bpe._byte_pair_merge_fast(piece, ranks) == byte_bpe._byte_pair_merge(piece, ranks)
+    fast, naive = byte_merges._byte_pair_merge_fast, byte_merges._byte_pair_merge
+    assert fast(piece, ranks) == naive(piece, ranks)
 
 
 @pytest.mark.parametrize("run", ["^" * 1500, " " * 1500, "\n" * 1500, "a" * 1500, "ab" * 700,
                                  "=-" * 300 + "=" * 900, "🤖" * 300])  # fmt: skip
 def test_the_fast_merge_gives_the_naive_merges_on_long_runs(gpt4, run):
     piece = run.encode()
-    fast = byte_bpe._byte_pair_merge_fast(piece, gpt4.ranks)
-    assert fast == byte_bpe._byte_pair_merge(piece, gpt4.ranks)
+    fast = byte_merges._byte_pair_merge_fast(piece, gpt4.ranks)
+    assert fast == byte_merges._byte_pair_merge(piece, gpt4.ranks)
     assert b"".join(fast) == piece
 
 
 def test_the_fast_merge_on_tiny_cases():
     tiny = {bytes([b]): b for b in range(256)} | {b"bc": 256, b"ab": 257, b"aa": 258}
-    merge = byte_bpe._byte_pair_merge_fast
+    merge = byte_merges._byte_pair_merge_fast
     assert merge(b"", tiny) == [] and merge(b"a", tiny) == [b"a"]
     assert merge(b"abc", tiny) == [b"a", b"bc"]  # the lowest rank, not the leftmost pair
     assert merge(b"aaaaa", tiny) == [b"aa", b"aa", b"a"]  # equal ranks: the leftmost first
@@ -112,9 +115,9 @@ def test_the_fast_merge_on_tiny_cases():
 @given(ranks_and_piece())
 def test_merge_steps_replay_the_fast_merge_one_lowest_rank_pair_at_a_time(case):
     ranks, piece = case
-    steps = byte_bpe.merge_steps(piece, ranks)
+    steps = byte_merges.merge_steps(piece, ranks)
     assert steps[0] == ([bytes([b]) for b in piece], None, None)
-    assert steps[-1][0] == byte_bpe._byte_pair_merge_fast(piece, ranks)
+    assert steps[-1][0] == byte_merges._byte_pair_merge_fast(piece, ranks)
     for (before, _, _), (after, at, rank) in zip(steps, steps[1:], strict=False):
         assert after == before[:at] + [before[at] + before[at + 1]] + before[at + 2 :]
         pair_ranks = [ranks.get(a + b) for a, b in zip(before, before[1:], strict=False)]
@@ -123,11 +126,11 @@ def test_merge_steps_replay_the_fast_merge_one_lowest_rank_pair_at_a_time(case):
 
 
 def test_merge_steps_of_a_word_with_gpt4s_ranks_end_in_tiktokens_tokens(gpt4, reference):
-    steps = byte_bpe.merge_steps(b" tokenization", gpt4.ranks)
+    steps = byte_merges.merge_steps(b" tokenization", gpt4.ranks)
     assert steps[-1][0] == reference.decode_tokens_bytes(reference.encode_ordinary(" tokenization"))
     assert [rank for _, _, rank in steps[1:]] == sorted(rank for _, _, rank in steps[1:])
     with pytest.raises(TypeError, match="expected bytes"):
-        byte_bpe.merge_steps(" tokenization", gpt4.ranks)
+        byte_merges.merge_steps(" tokenization", gpt4.ranks)
 
 # -- every method against tiktoken on random text -------------------------------------------
 
@@ -174,7 +177,7 @@ ids_anywhere = st.lists(
 
 
 @EXAMPLES
-@given(st.one_of(ids_in_range, ids_anywhere, texts.map(lambda t: byte_bpe.cl100k().encode(
+@given(st.one_of(ids_in_range, ids_anywhere, texts.map(lambda t: cl100k.cl100k().encode(
     t, allowed_special="all"))))  # fmt: skip
 def test_the_decoding_methods_agree_with_tiktoken(gpt4, reference, ids):
     for method in ("decode", "decode_bytes", "decode_tokens_bytes", "decode_with_offsets"):
@@ -195,7 +198,7 @@ def test_the_decoding_methods_agree_with_tiktoken(gpt4, reference, ids):
 @EXAMPLES
 @given(
     st.one_of(
-        texts, st.integers(0, 100_276).map(lambda i: byte_bpe.cl100k()._bytes_of.get(i, b"?"))
+        texts, st.integers(0, 100_276).map(lambda i: cl100k.cl100k()._bytes_of.get(i, b"?"))
     )
 )
 def test_encode_single_token_agrees_with_tiktoken(gpt4, reference, token):

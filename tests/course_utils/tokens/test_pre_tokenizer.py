@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_utils.data import wikipedia_text
-from course_utils.tokens.byte_bpe import cl100k, tiktoken_cl100k
+from course_utils.tokens.cl100k import cl100k, tiktoken_cl100k
 from course_utils.tokens.pre_tokenizer import (
     CL100K_ASCII_PATTERN,
     CL100K_PATTERN,

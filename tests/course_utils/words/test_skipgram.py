@@ -10,6 +10,8 @@ from scipy.stats import spearmanr
 from course_utils import checks
 from course_utils.data import PLANTED_ROLES, planted_analogy_corpus
 from course_utils.words import skipgram as sg
+from course_utils.words import vocabulary
+from course_utils.words.skipgram_training import noise_table, train_skipgram
 from course_utils.words.word_eval import WordVectors, analogy_accuracy, word_pair_spearman
 
 SENTENCE = "This is a sample sentence".split()
@@ -55,16 +57,16 @@ def test_vectorised_context_pairs_equal_the_loop_and_respect_sentences():
         (lambda: sg.window_pairs("a sentence", 2), TypeError),
         (lambda: sg.context_pairs(torch.tensor([], dtype=torch.long), 2), ValueError),
         (lambda: sg.context_pairs(torch.tensor([1.0, 2.0]), 2), TypeError),
-        (lambda: sg.build_vocabulary([]), ValueError),
-        (lambda: sg.build_vocabulary([[], []]), ValueError),
-        (lambda: sg.build_vocabulary(["not", "split"]), TypeError),
-        (lambda: sg.build_vocabulary([["a", "b"]], min_count=3), ValueError),
-        (lambda: sg.train_skipgram([], progress=False), ValueError),
+        (lambda: vocabulary.build_vocabulary([]), ValueError),
+        (lambda: vocabulary.build_vocabulary([[], []]), ValueError),
+        (lambda: vocabulary.build_vocabulary(["not", "split"]), TypeError),
+        (lambda: vocabulary.build_vocabulary([["a", "b"]], min_count=3), ValueError),
+        (lambda: train_skipgram([], progress=False), ValueError),
         (
-            lambda: sg.train_skipgram([["a", "b"]], window=0, min_count=1, progress=False),
+            lambda: train_skipgram([["a", "b"]], window=0, min_count=1, progress=False),
             ValueError,
         ),
-        (lambda: sg.train_skipgram([["a", "b"]], lr=-1.0, min_count=1, progress=False), ValueError),
+        (lambda: train_skipgram([["a", "b"]], lr=-1.0, min_count=1, progress=False), ValueError),
         (lambda: sg.window_loss(random_embeddings(), torch.tensor([0, 9]), 0, 1), ValueError),
         (lambda: sg.window_loss(random_embeddings(), torch.tensor([0, 1]), 5, 1), ValueError),
         (
@@ -147,16 +149,16 @@ def test_noise_and_subsampling_follow_the_word2vec_formulas():
 
 def test_noise_table_draws_from_the_noise_distribution():
     counts = torch.tensor([5000, 700, 30, 5, 1])
-    table = sg.noise_table(counts, size=10**5)
+    table = noise_table(counts, size=10**5)
     empirical = torch.bincount(table, minlength=5) / table.numel()
     torch.testing.assert_close(empirical, sg.noise_distribution(counts), atol=1e-4, rtol=0)
     assert (torch.bincount(table) >= 1).all()  # every word can be drawn
 
 
 def test_vocabulary_and_encoding_drop_rare_words_and_keep_sentences():
-    vocabulary = sg.build_vocabulary([["a", "b", "a"], ["c", "a", "b"]], min_count=2)
-    assert vocabulary.words == ("a", "b") and vocabulary.counts.tolist() == [3, 2]
-    ids, sentences = sg.encode([["a", "b", "a"], ["c", "a", "b"]], vocabulary)
+    kept = vocabulary.build_vocabulary([["a", "b", "a"], ["c", "a", "b"]], min_count=2)
+    assert kept.words == ("a", "b") and kept.counts.tolist() == [3, 2]
+    ids, sentences = vocabulary.encode([["a", "b", "a"], ["c", "a", "b"]], kept)
     assert ids.tolist() == [0, 1, 0, 0, 1] and sentences.tolist() == [0, 0, 0, 1, 1]
 
 
@@ -173,7 +175,7 @@ def planted_analogies():
 @pytest.fixture(scope="module")
 def trained(planted):
     torch.set_num_threads(1)
-    return sg.train_skipgram(
+    return train_skipgram(
         planted, dim=30, window=5, epochs=5, min_count=1, batch_size=512, seed=0, progress=False
     )
 
@@ -228,10 +230,10 @@ def test_evaluation_agrees_with_gensim_on_the_same_vectors(planted):
 
 def test_trainer_runs_on_the_inputs_device_and_is_seeded(planted):
     small = planted[:300]
-    first = sg.train_skipgram(
+    first = train_skipgram(
         small, dim=8, epochs=1, min_count=1, device="cpu", seed=1, progress=False
     )
-    second = sg.train_skipgram(
+    second = train_skipgram(
         small, dim=8, epochs=1, min_count=1, device="cpu", seed=1, progress=False
     )
     assert first.vectors.vectors.device.type == "cpu"

@@ -33,5 +33,5 @@ def test_method_twins_are_flagged_only_when_named_with_their_class():
             "def encode(t):\n    return T.encode(tok, t) + BytePairTokenizer.encode(tok, t)"
     assert imported_twins(named, "encode") == [
         "course_utils.tokens.byte_bpe.BytePairTokenizer.encode",
-        "course_utils.tokens.byte_bpe.pre_tokenize"
+        "course_utils.tokens.pre_tokenizer.pre_tokenize"
     ]

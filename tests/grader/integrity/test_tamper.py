@@ -577,7 +577,7 @@ NEAR_MISSES = {
     "private names of its own": (
         "_helper = 3\n\ndef _private_helper(x):\n    return x\n\n_private_helper(_helper)"),
     "a private helper of the course's library (a twin: its own check)": (
-        "from course_utils.tokens.byte_bpe import _byte_pair_merge"),
+        "from course_utils.tokens.byte_merges import _byte_pair_merge"),
     "getattr, setattr and hasattr of written names": (
         "class Block(nn.Module):\n    def forward(self, x):\n"
         "        setattr(self, 'last', x)\n        if hasattr(self, 'bias'):\n"

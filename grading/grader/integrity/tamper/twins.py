@@ -1,6 +1,6 @@
 """Answer cells that import or name a library twin of their exercise, for a TA to look at.
 
-The twins are ``course_utils.checks.twins.TWINS``, the table the guards read while a test
+The twins are ``course_utils.checks.guards.twins.TWINS``, the table the guards read while a test
 cell runs; this static scan reads the answer cell's code with ``ast`` and never runs it, so
 it lives with the grader's other scans and not in the students' package.
 """
@@ -8,7 +8,7 @@ it lives with the grader's other scans and not in the students' package.
 import ast
 import fnmatch
 
-from course_utils.checks.twins import TWINS
+from course_utils.checks.guards.twins import TWINS
 
 __all__ = ["imported_twins"]
 

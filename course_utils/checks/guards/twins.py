@@ -5,7 +5,7 @@ with (``masked_softmax`` for ``causal_softmax``), the library function that does
 job (scikit-learn's ``rbf_kernel``, tiktoken's ``Encoding``, PyTorch's
 ``scaled_dot_product_attention``), and the notebook's own reference helpers defined before
 the exercise (07's ``similarity_attention``). While a test cell runs the student's function
-through ``own_work``, they are refused where they compute (``guards/refuse.py``).
+through ``own_work``, they are refused where they compute (``refuse.py``).
 
 ``TWINS`` maps an exercise's grade id (the name of the function the student writes) to the
 Python twins: ``module.function``, ``module.Class.method``, ``module.<fnmatch pattern>``
@@ -80,10 +80,10 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.tokens.bpe.apply_merges",
     ),
     "merge_chunk": (
-        "course_utils.tokens.byte_bpe._byte_pair_merge",
-        "course_utils.tokens.byte_bpe._byte_pair_merge_fast",
-        "course_utils.tokens.byte_bpe._lowest_pair",
-        "course_utils.tokens.byte_bpe.merge_steps",
+        "course_utils.tokens.byte_merges._byte_pair_merge",
+        "course_utils.tokens.byte_merges._byte_pair_merge_fast",
+        "course_utils.tokens.byte_merges._lowest_pair",
+        "course_utils.tokens.byte_merges.merge_steps",
         "course_utils.tokens.byte_bpe.BytePairTokenizer.encode",
         "course_utils.tokens.byte_bpe.BytePairTokenizer.encode_ordinary",
         "course_utils.tokens.byte_bpe.BytePairTokenizer._encode_chunk",
@@ -98,14 +98,14 @@ TWINS: dict[str, tuple[str, ...]] = {
         "course_utils.tokens.byte_bpe.BytePairTokenizer.encode_ordinary",
         "course_utils.tokens.byte_bpe.BytePairTokenizer._encode_chunk",
         "course_utils.tokens.byte_bpe.*encode*",
-        "course_utils.tokens.byte_bpe._byte_pair_merge_fast",
+        "course_utils.tokens.byte_merges._byte_pair_merge_fast",
         "course_utils.tokens.byte_bpe.BytePairTokenizer.pre_tokenize",
         "course_utils.tokens.byte_bpe.BytePairTokenizer.tokens",
-        "course_utils.tokens.byte_bpe.pre_tokenize",
+        "course_utils.tokens.pre_tokenizer.pre_tokenize",
         "course_utils.tokens.pre_tokenizer.*",
-        "course_utils.tokens.byte_bpe._byte_pair_merge",
-        "course_utils.tokens.byte_bpe._lowest_pair",
-        "course_utils.tokens.byte_bpe.merge_steps",
+        "course_utils.tokens.byte_merges._byte_pair_merge",
+        "course_utils.tokens.byte_merges._lowest_pair",
+        "course_utils.tokens.byte_merges.merge_steps",
         "course_utils.checks.bpe._model_encode",
         "tiktoken.Encoding.encode",
         "tiktoken.Encoding.encode_ordinary",
@@ -251,7 +251,7 @@ TWINS: dict[str, tuple[str, ...]] = {
     ),
     "error_slope": ("course_utils.checks.random_features._slope",
                     "course_utils.models.random_features.loglog_slope"),
-    "cos_sin_variance": ("course_utils.checks.random_features._cos_sin_variance",),
+    "cos_sin_variance": ("course_utils.checks.feature_statistics._cos_sin_variance",),
     "positive_features": (
         "course_utils.models.random_features.PositiveRandomFeatures._features",
         "sklearn.kernel_approximation.*",
