@@ -3,7 +3,8 @@
 The course's own pages must have no violation: every slide of the nine decks (reveal.js's
 print view lays every slide and fragment out at once), a student's feedback pages (one
 right, one blank submission of 04, graded and given feedback as ``make autograde`` and
-``make feedback`` do), and the class report. Their figures must say what they show: no
+``make feedback`` do), the class report, and every page of the documentation site as
+``make docs`` builds it. Their figures must say what they show: no
 image may carry nbconvert's fallback text or an empty one. JupyterLab with a notebook open
 and nbgrader's Formgrader are someone else's pages: the violations listed in KNOWN_* are
 theirs, and any other fails the test.
@@ -17,6 +18,7 @@ import pytest
 from tests.browser import axe
 from tests.browser.course import ASSIGNMENTS, copy_into, release, solution
 from tests.browser.notebook_page import open_in_lab
+from tests.notebooks.test_docs import DOC_PAGES, DOCS, build
 from tests.support.nbgrader_course import make_course, solution_cells, submit
 from tools import slides
 
@@ -34,6 +36,9 @@ GRADED = "04_alpha3_by_hand"
 # decks' pinned copy of MathJax 2 (slides/assets) instead (its latest.js, run from a page,
 # loads the MathJax.js beside it).
 MATHJAX_CDN = re.compile(r"https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^/]+/([^?]+)")
+
+# Sphinx's default MathJax, from jsDelivr.
+SPHINX_MATHJAX = re.compile(r"https://cdn\.jsdelivr\.net/npm/mathjax@")
 
 # JupyterLab 4.6.6's own, with 04 open (no upstream issue is cited: none could be looked up
 # from this offline machine).
@@ -95,6 +100,28 @@ def test_every_slide_of_a_deck_meets_wcag_aa(assignment, page, steps, decks):
         page.goto(decks[assignment].as_uri() + "?print-pdf")
         page.locator(".reveal.ready").wait_for(state="attached")
         page.wait_for_function(TYPESET)
+    with steps("checks it with axe-core"):
+        assert_no_violation(page)
+        assert_figures_described(page)
+
+
+@pytest.fixture(scope="module")
+def docs_site(tmp_path_factory):
+    """The documentation site, built as ``make docs`` builds it."""
+    out = tmp_path_factory.mktemp("site")
+    result = build(DOCS, out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.mark.parametrize("name", DOC_PAGES)
+def test_every_page_of_the_documentation_meets_wcag_aa(name, context, page, steps, docs_site):
+    # Sphinx loads MathJax from a CDN: offline (as here) the formulas stay as TeX source.
+    context.route(SPHINX_MATHJAX, lambda route: route.fulfill(
+        body="", content_type="application/javascript"))
+    with steps(f"opens the documentation's page {name}"):
+        page.goto((docs_site / f"{name}.html").as_uri())
+        page.wait_for_load_state("load")
     with steps("checks it with axe-core"):
         assert_no_violation(page)
         assert_figures_described(page)

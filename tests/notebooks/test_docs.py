@@ -31,6 +31,11 @@ REFERENCE = re.compile(r"Key Equation \d+|Concept \d+|Notation \d+|Clarification
                        r"|\((?:9|11)\.\d+\)|Fig\. \d+\.\d+|[Ee]quation \(\d+\)")
 
 
+# The site's pages: one per reader, then what an adopting course needs.
+DOC_PAGES = ("index", "students", "tas", "rubrics", "instructors", "course-server",
+             "development", "calendar", "concordance", "third-party", "licences")
+
+
 def build(source: Path, out: Path) -> subprocess.CompletedProcess:
     """`make docs`' build of ``source`` into ``out``, reading the repository's notebooks."""
     return subprocess.run(
@@ -131,8 +136,7 @@ def markdown_table(text: str, header_start: str) -> list[list[str]]:
 
 
 def test_the_site_builds_without_a_warning_and_has_a_page_per_reader(site):
-    for page in ("index", "students", "tas", "instructors", "course-server", "development",
-                 "calendar", "rubrics", "concordance", "third-party", "licences"):
+    for page in DOC_PAGES:
         assert (site / f"{page}.html").exists(), page
 
 
