@@ -24,7 +24,6 @@ __all__ = [
     "check_causal_attention",
     "check_causal_entries",
     "check_hidden_entries",
-    "check_scores",
     "check_softmax",
 ]
 
@@ -106,20 +105,6 @@ def check_attention_output(actual, q, k, v, causal: bool, name: str = "output", 
     if q.shape == v.shape:
         mistakes.setdefault(MISTAKES["values_not_weighted"], alpha @ q)
     check_close(actual, alpha @ v, name, atol=atol, mistakes=mistakes)
-
-
-@checked_plainly
-def check_scores(actual, q, k, name: str = "scores", atol=1e-4) -> None:
-    """Fail unless ``actual`` is Q Kᵀ / √d_k."""
-    q, k = as_tensor(q, "q"), as_tensor(k, "k")
-    d_k = q.shape[-1]
-    mistakes = {
-        MISTAKES["no_scale"]: attention_scores(q, k, scale=1.0),
-        MISTAKES["divide_by_dk"]: attention_scores(q, k, scale=1.0 / d_k),
-    }
-    if q.shape[-2] == k.shape[-2]:
-        mistakes[MISTAKES["transposed"]] = attention_scores(k, q)
-    check_close(actual, attention_scores(q, k), name, atol=atol, mistakes=mistakes)
 
 
 @checked_plainly

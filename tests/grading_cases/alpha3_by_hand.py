@@ -188,13 +188,6 @@ WRONG = {
     "uses_another_id": {**written(by_hand_answers(sentence_of("uses.another.id")), *BY_HAND),
                         **mexican("uses.another.id")},
     "calls_the_library": {
-        # the softmax of the lookup is the student's own: torch's is refused in its cell
-        "mexican_by_hand": """
-keys, q = torch.tensor(menu.keys), torch.tensor(menu.q)
-weights = torch.softmax(keys @ q, dim=0)
-mexican_weights = weights.tolist()
-mexican_by_hand = (weights @ torch.tensor(menu.values)).tolist()
-""",
         "causal_softmax": TWIN_CAUSAL_SOFTMAX,
         "causal_attention": TWIN_CAUSAL_ATTENTION,
     },

@@ -162,8 +162,6 @@ ALLOWANCES: dict[str, Allowance] = {
     # 01's exercise 4 derives a softmax whose exponentials cannot overflow: torch's softmax
     # functions, which take that step already, are refused
     "updated_embedding": NO_SOFTMAX,
-    # 04's exercise 4 works the lectures' lookup by hand: the softmax is part of the work
-    "mexican_by_hand": NO_SOFTMAX,
     # 01's exercise 3 may rank by PyTorch's cosine (computing it was exercise 2)
     "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity"}),
     # 03's exercise 3 stands on the references of exercises 1 and 2, which its text offers

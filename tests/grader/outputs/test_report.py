@@ -285,8 +285,10 @@ def qk():
 
 def test_a_known_mistake_is_named_whatever_the_test_called_the_answer(qk):
     q, k = qk
-    visible = failure(checks.check_scores, q @ k.T, q, k, "scores(Q, K)")
-    hidden = failure(checks.check_scores, 2 * q @ k.T, 2 * q, k, "scores for 4 queries")
+    visible = failure(checks.check_attention_weights, torch.softmax(q @ k.T, -1), q, k,
+                      causal=False, name="attention_weights(Q, K)")
+    hidden = failure(checks.check_attention_weights, torch.softmax(2 * q @ k.T, -1), 2 * q, k,
+                     causal=False, name="weights for 4 queries")
     assert diagnosis(visible) == diagnosis(hidden) == "you did not divide by √d_k"
     assert diagnosis(visible.removeprefix("AssertionError: ")) == "you did not divide by √d_k"
     no_mask = failure(checks.check_attention_weights, torch.softmax(q @ k.T / 3**0.5, -1), q, k,
@@ -346,14 +348,13 @@ def test_a_mistake_named_inside_a_check_drops_the_name(qk):
 
 def test_unknown_wrong_values_count_together_whatever_the_values(qk):
     q, k = qk
-    right = q @ k.T / 3**0.5
-    first = failure(checks.check_scores, right + 1, q, k, "scores(Q, K)")
-    second = failure(checks.check_scores, right * 3, q, k, "scores(Q, K)")
+    right = torch.softmax(q @ k.T / 3**0.5, -1)
+    first = failure(checks.check_attention_weights, right + 1, q, k, False, "weights(Q, K)")
+    second = failure(checks.check_attention_weights, right * 3, q, k, False, "weights(Q, K)")
     assert first != second
-    assert diagnosis(first) == diagnosis(second) == "scores(Q, K) is not right (tolerance 0.0001)"
-    assert diagnosis(failure(checks.check_scores, None, q, k, "scores(Q, K)")) == (
-        "scores(Q, K) is None: did you forget to return or assign it?"
-    )
+    assert diagnosis(first) == diagnosis(second) == "weights(Q, K) is not right (tolerance 0.0001)"
+    missing = failure(checks.check_attention_weights, None, q, k, False, "weights(Q, K)")
+    assert diagnosis(missing) == "weights(Q, K) is None: did you forget to return or assign it?"
 
 
 def test_other_exceptions_give_their_name_and_a_short_text():
