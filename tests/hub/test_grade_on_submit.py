@@ -250,7 +250,7 @@ def test_a_students_feedback_is_never_visible_to_another(played):
         assert played.refused[name] and set(played.refused[name]) <= {302, 403}, played.refused
     # the full pages show each one's own answers: ann's scale hard-coded as 2, not ben's
     code = {name: page.text.replace(" ", "") for name, page in played.full.items()}
-    assert "q@k.T/2" in code["ann"] and "q@k.T/2" not in code["ben"]
+    assert "Q@K.T/2" in code["ann"] and "Q@K.T/2" not in code["ben"]
 
 
 def grades_rows(course: Course) -> list[dict]:
