@@ -204,13 +204,15 @@ PRINTED = {student: {"yours = own_sentence()": str(sentence_of(worked_for))}
 # --- correct alternatives: full marks on every test cell --------------------------------
 
 def lecture_matrices(menu: OwnMenu) -> str:
-    """The menu typed in as the lecture writes it, K and V with a column per food."""
+    """The menu typed in as the lecture writes it, K and V with a column per food (under names
+    of their own: the notebook's test cells read the sentence's K, which a student may not
+    rebind)."""
     def columns(rows):
         return [list(column) for column in zip(*rows, strict=True)]
 
-    return (f"q = np.array({list(menu.q)})\n"
-            f"K = np.array({columns(menu.keys)})   # a column per food\n"
-            f"V = np.array({columns(menu.values)})")
+    return (f"q_food = np.array({list(menu.q)})\n"
+            f"K_food = np.array({columns(menu.keys)})   # a column per food\n"
+            f"V_food = np.array({columns(menu.values)})")
 
 
 def numpy_lookup(student: str) -> dict[str, str]:
@@ -218,9 +220,9 @@ def numpy_lookup(student: str) -> dict[str, str]:
     return {"mexican_by_hand": f"""import numpy as np
 
 {lecture_matrices(menu_of(student))}
-e = np.exp(K.T @ q - np.max(K.T @ q))
+e = np.exp(K_food.T @ q_food - np.max(K_food.T @ q_food))
 mexican_weights = e / e.sum()
-mexican_by_hand = V @ mexican_weights
+mexican_by_hand = V_food @ mexican_weights
 """}
 
 

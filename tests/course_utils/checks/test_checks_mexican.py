@@ -13,7 +13,6 @@ import torch
 from course_utils import by_hand, checks
 from course_utils.by_hand import FOODS, menu_of
 from course_utils.checks import by_hand as by_hand_checks
-from course_utils.checks.guards.allowances import allowance_of
 
 # The instructor's menu (the solution notebook's), worked by hand. K as the lecture prints
 # it, a column per food (burrito, taco, sushi, apple); V likewise (price, calories, salt).
@@ -171,9 +170,3 @@ def test_whose_numbers_an_average_holds():
     ada = by_hand.sentence_of("instructor")
     assert checks.right_for("mexican_by_hand", AVERAGE, ada)
     assert not checks.right_for("mexican_by_hand", AVERAGE, by_hand.sentence_of("ada"))
-
-
-def test_the_softmax_of_the_lookup_is_the_students_own_work():
-    allowance = allowance_of("mexican_by_hand")
-    assert "softmax" not in allowance.torch_ops and "exp" in allowance.torch_ops
-    assert "but not torch's softmax functions" in allowance.says
