@@ -9,7 +9,7 @@ include tools/student_edition/Makefile
 
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: formgrader test test-grading collect release autograde feedback grades report bench clean \
+.PHONY: formgrader test test-notebooks test-grading collect release autograde feedback grades report bench clean \
 	npm slides slide-metadata present publish hub test-hub test-browser similarity student-ids student-edition \
 	docs
 
@@ -78,6 +78,11 @@ test: $(DEV) npm
 # (docs/development.md, "The documentation").
 docs: $(DEV)
 	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
+
+# Every solution notebook top to bottom under nbval, its `# NBVAL_CHECK_OUTPUT` cells
+# compared with their committed outputs (about 5 minutes on 2 cores; docs/development.md).
+test-notebooks: $(DEV)
+	$(BIN)/python -m pytest solutions
 
 # The class round trip (tests/notebooks/test_grading.py; docs/development.md): every grading case of every notebook handed in
 # and graded as a TA grades, through nbgrader and the sandboxed worker (about 18 minutes on
