@@ -60,10 +60,12 @@ c.Autograde.autograde_preprocessors = [
 c.Execute.shutdown_kernel = "immediate"
 
 # The release leaves out the source's worked answers (cells tagged "worked-answer",
-# grader.outputs.worked_answers) before any of nbgrader's steps sees them; the rest is nbgrader's
-# own list (tests/grader/outputs/test_worked_answers.py checks that it is nbgrader's default).
+# grader.outputs.worked_answers) and rubrics (tagged "rubric", grader.outputs.rubrics) before
+# any of nbgrader's steps sees them; the rest is nbgrader's own list
+# (tests/grader/outputs/test_worked_answers.py checks that it is nbgrader's default).
 c.GenerateAssignment.preprocessors = [
     "grader.outputs.worked_answers.RemoveWorkedAnswers",
+    "grader.outputs.rubrics.RemoveRubrics",
     "nbgrader.preprocessors.IncludeHeaderFooter",
     "nbgrader.preprocessors.InstantiateTests",
     "nbgrader.preprocessors.LockCells",
@@ -90,13 +92,20 @@ c.GenerateFeedback.preprocessors = [
 
 # Feedback pages readable by everyone (WCAG 2.1 AA; figures keep their cells' "alt" text):
 # the course's page, grader/templates/feedback/course_feedback.html.j2, extends nbgrader's
-# template "feedback" (which Formgrader's "Generate Feedback" button asks for by name).
-c.HTMLExporter.template_file = "course_feedback.html.j2"
+# template "feedback" (which Formgrader's "Generate Feedback" button asks for by name). Set on
+# the feedback's own exporter: Formgrader's grading page is an HTMLExporter with the template
+# "formgrade", where this page does not exist.
+c.GenerateFeedback.exporter_class = "grader.outputs.feedback.FeedbackExporter"
+c.FeedbackExporter.template_file = "course_feedback.html.j2"
 c.HTMLExporter.extra_template_basedirs = [
     os.path.join(os.path.dirname(grader.__file__), "templates"),
     os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader",
                  "templates"),
 ]
+
+# Formgrader's grading page shows each written answer's rubric under it (cells tagged
+# "rubric" in the source; grader.outputs.rubrics). Feedback pages never do.
+c.HTMLExporter.preprocessors = ["grader.outputs.rubrics.ShowRubrics"]
 
 # Grading on submission (the course server with COURSE_GRADE_ON_SUBMIT=1, grader.on_submit):
 # what a student's feedback shows before the due date. "visible": each test cell's visible

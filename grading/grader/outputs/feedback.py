@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
+from nbconvert.exporters import HTMLExporter
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
@@ -34,6 +35,12 @@ class HideTestCode(ClearHiddenTests):
         for output in errors(cell):
             output.traceback = [f"{output.ename}: {output.evalue}"]
         return cell, resources
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbconvert's HTML exporter, named for the feedback pages alone (nbgrader's
+    ``GenerateFeedback.exporter_class``), so that the course's page template is set on them
+    and not on Formgrader's grading page, which is an ``HTMLExporter`` too."""
 
 
 def due_date_passed(db_url: str, assignment: str, now: datetime | None = None) -> bool:

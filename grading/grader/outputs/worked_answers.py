@@ -26,17 +26,23 @@ from grader.cells import marks
 TAG = "worked-answer"
 
 
+def has_tag(cell, tag: str) -> bool:
+    """Whether ``cell`` carries the tag ``tag``."""
+    return tag in cell.get("metadata", {}).get("tags", [])
+
+
 def is_worked_answer(cell) -> bool:
-    """Whether ``cell`` carries the mark."""
-    return TAG in cell.get("metadata", {}).get("tags", [])
+    """Whether ``cell`` is a worked answer."""
+    return has_tag(cell, TAG)
 
 
-def check_plain(cell) -> None:
-    """A worked answer is plain prose or code: nbgrader must not need it (no answer, test or
-    locked cell), since the release and the gradebook leave it out."""
+def check_plain(cell, tag: str = TAG) -> None:
+    """A cell the release leaves out (a worked answer, a rubric) is plain prose or code:
+    nbgrader must not need it (no answer, test or locked cell), since the release and the
+    gradebook leave it out."""
     grade = marks(cell)
     if any(grade.get(kind) for kind in ("solution", "grade", "locked", "task")):
-        raise ValueError(f"a cell tagged {TAG!r}: expected a plain cell, got nbgrader's cell "
+        raise ValueError(f"a cell tagged {tag!r}: expected a plain cell, got nbgrader's cell "
                          f"{grade.get('grade_id')!r}; take the tag or nbgrader's mark away")
 
 
@@ -52,25 +58,27 @@ class RemoveWorkedAnswers(TagRemovePreprocessor):
 
     def preprocess(self, nb, resources):
         for cell in nb.cells:
-            if is_worked_answer(cell):
-                check_plain(cell)
+            for tag in self.remove_cell_tags:
+                if has_tag(cell, tag):
+                    check_plain(cell, tag)
         return super().preprocess(nb, resources)
 
 
-def put_back(notebook: nbformat.NotebookNode, source: nbformat.NotebookNode
-             ) -> nbformat.NotebookNode:
-    """``notebook`` (a student's, from the release of ``source``) with ``source``'s worked
-    answers where they stand in ``source``: each after the cell that precedes it there.
+def put_back(notebook: nbformat.NotebookNode, source: nbformat.NotebookNode,
+             tag: str = TAG) -> nbformat.NotebookNode:
+    """``notebook`` (a student's, from the release of ``source``) with ``source``'s cells
+    tagged ``tag`` (its worked answers, or its rubrics) where they stand in ``source``: each
+    after the cell that precedes it there.
 
-    Cells are matched by their id, which the release keeps and JupyterLab too; a worked
-    answer whose preceding cells the student deleted follows the nearest one still there
+    Cells are matched by their id, which the release keeps and JupyterLab too; a tagged
+    cell whose preceding cells the student deleted follows the nearest one still there
     (at the top when none is).
     """
     present = {cell.get("id") for cell in notebook.cells} - {None}
     after: dict[str | None, list] = {}
     anchor = None
     for cell in source.cells:
-        if is_worked_answer(cell):
+        if has_tag(cell, tag):
             after.setdefault(anchor, []).append(copy.deepcopy(cell))
         elif cell.get("id") in present:
             anchor = cell.get("id")
