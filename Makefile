@@ -10,7 +10,7 @@ include tools/student_edition/Makefile
 DEV    := $(VENV)/.installed-dev
 
 .PHONY: formgrader test test-notebooks test-grading collect release autograde feedback grades report bench clean \
-	npm slides slide-metadata present publish hub test-hub test-browser similarity student-ids student-edition \
+	npm slides slide-metadata rubrics-page present publish hub test-hub test-browser similarity student-ids student-edition \
 	docs
 
 # The TAs' tools (grading/grader, not part of the students' package); the course's
@@ -63,6 +63,11 @@ slides: setup npm
 
 slide-metadata: setup
 	$(BIN)/python -m tools.slide_metadata
+
+# The rubrics page of the docs (docs/rubrics.md) from the rubric cells of solutions/
+# (docs/instructors.md: adding an exercise).
+rubrics-page: setup
+	$(BIN)/python -m tools.rubrics_page
 
 # Notebook 04's numbers by hand need a student id: the instructor's own unless one is set.
 present: $(LIVE)

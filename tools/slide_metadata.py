@@ -5,6 +5,8 @@ Each cell's ``metadata.slideshow.slide_type`` tells nbconvert's reveal.js export
 first rule that fits a cell gives its type:
 
 ==========  ==========================================================================
+skip        a rubric (a cell tagged ``rubric``, grader.outputs.rubrics): for the course
+            staff, not the room; the rules below pass over it
 slide       the title cell, and every section heading (a markdown cell opening with
             ``# `` or ``## ``): one slide per section, from left to right
 fragment    an answer cell (nbgrader's solution cells): the question first, the answer
@@ -36,6 +38,8 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+from grader.outputs.rubrics import is_rubric
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
@@ -105,8 +109,11 @@ def slide_types(nb) -> list[str]:
     code_indices = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
     setup_index = code_indices[0] if code_indices else None
     types = []
+    previous = None  # the cell above, rubrics passed over (they are not on the slides)
     for index, cell in enumerate(nb.cells):
-        previous = nb.cells[index - 1] if index else None
+        if is_rubric(cell):
+            types.append("skip")
+            continue
         if index == 0 or is_heading(cell, "#", "##"):
             types.append("slide")
         elif is_answer(cell):
@@ -121,6 +128,7 @@ def slide_types(nb) -> list[str]:
             types.append("fragment")
         else:
             types.append(CONTINUES)
+        previous = cell
     return types
 
 

@@ -17,6 +17,7 @@ from playwright.sync_api import sync_playwright
 from tests.browser.course import REPO
 from tests.browser.jupyter_server import running_server
 from tests.browser.steps import PageErrors, Steps, slug
+from tests.support.nbgrader_course import make_course, solution_cells, submit
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
@@ -25,6 +26,8 @@ VIEWPORT = {"width": 1400, "height": 1000}
 # student has an id (notebook 04's numbers by hand are drawn from it), as on the course server.
 STUDENT = "ada"
 KERNEL_ENV = {"COURSE_QUICK": "1", "COURSE_STUDENT": STUDENT}
+# The notebook that a TA grades in graded_course.
+GRADED = "04_alpha3_by_hand"
 
 
 def chromium_path() -> str:
@@ -129,3 +132,17 @@ def page(context, page_errors):
 def steps(page, artifacts, request) -> Steps:
     """Named steps with screenshots in ``artifacts/<test name>/``."""
     return Steps(page, artifacts / slug(request.node.name))
+
+
+@pytest.fixture(scope="session")
+def graded_course(tmp_path_factory):
+    """A course of 04 (GRADED) with a right and a blank submission, autograded, with feedback and
+    the class report, written by the TA's commands."""
+    from grader.__main__ import main
+
+    course = make_course(tmp_path_factory.mktemp("course"), [GRADED])
+    submit(course, GRADED, "right", solution_cells(GRADED))
+    submit(course, GRADED, "blank", {})
+    for step in (["autograde"], ["feedback"], ["report"]):
+        assert main(step + ["--course-root", str(course.root)]) == 0, step
+    return course

@@ -16,10 +16,10 @@ import shutil
 import pytest
 
 from tests.browser import axe
+from tests.browser.conftest import GRADED
 from tests.browser.course import ASSIGNMENTS, copy_into, release, solution
 from tests.browser.notebook_page import open_in_lab
 from tests.notebooks.test_docs import DOC_PAGES, DOCS, build
-from tests.support.nbgrader_course import make_course, solution_cells, submit
 from tools import slides
 
 FALLBACK_ALT = "No description has been provided for this image"
@@ -30,7 +30,6 @@ IMAGES_WITHOUT_TEXT = """fallback => [...document.images]
     .filter(img => !(img.getAttribute("alt") || "").trim() || img.alt === fallback)
     .map(img => img.outerHTML.slice(0, 120))"""
 TYPESET = "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
-GRADED = "04_alpha3_by_hand"
 
 # A feedback page loads MathJax 2.7.7 from cdnjs; the tests have no network, and get the
 # decks' pinned copy of MathJax 2 (slides/assets) instead (its latest.js, run from a page,
@@ -125,20 +124,6 @@ def test_every_page_of_the_documentation_meets_wcag_aa(name, context, page, step
     with steps("checks it with axe-core"):
         assert_no_violation(page)
         assert_figures_described(page)
-
-
-@pytest.fixture(scope="module")
-def graded_course(tmp_path_factory):
-    """A course of 04 with a right and a blank submission, autograded, with feedback and
-    the class report, written by the TA's commands."""
-    from grader.__main__ import main
-
-    course = make_course(tmp_path_factory.mktemp("course"), [GRADED])
-    submit(course, GRADED, "right", solution_cells(GRADED))
-    submit(course, GRADED, "blank", {})
-    for step in (["autograde"], ["feedback"], ["report"]):
-        assert main(step + ["--course-root", str(course.root)]) == 0, step
-    return course
 
 
 def serve_mathjax_locally(route) -> None:

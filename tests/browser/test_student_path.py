@@ -14,14 +14,18 @@ import re
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
 from course_utils.checks.attention import MISTAKES
-from tests.browser.conftest import STUDENT
+from grader.outputs.rubrics import is_rubric
+from tests.browser.conftest import GRADED, STUDENT
 from tests.browser.controls import Slider, displayed, wait_for_new_picture
 from tests.browser.course import ASSIGNMENTS, copy_into, release, solution
+from tests.browser.jupyter_server import running_server
 from tests.browser.notebook_page import NotebookPage, menu, open_in_lab
 from tests.browser.steps import PageErrors
 from tests.grading_cases.alpha3_by_hand import ASSIGNMENT, WRONG
+from tests.notebooks.test_docs import manually_graded
 from tests.support.nbgrader_cells import (
     by_code,
     by_grade_id,
@@ -30,6 +34,7 @@ from tests.support.nbgrader_cells import (
     graded_cells,
     roles,
 )
+from tests.support.nbgrader_course import page_text
 
 RELEASE = release(ASSIGNMENT)
 EXERCISE = "causal_attention"
@@ -188,3 +193,28 @@ def test_ta_sees_every_assignment_in_formgrader(page, steps, ta_server):
         names = formgrader.locator("table tbody tr td:first-child")
         names.nth(len(ASSIGNMENTS) - 1).wait_for()
         assert names.all_inner_texts() == ASSIGNMENTS
+
+
+def test_formgrader_s_grading_page_shows_each_rubric_under_the_answer_and_no_feedback_does(
+        context, graded_course, tmp_path):
+    """The TA grading the right submission's written answer in Formgrader reads its rubric
+    right under it (grader.outputs.rubrics); the student's feedback page holds none of it.
+    A page without the console check (Formgrader's page loads MathJax from a CDN)."""
+    source = graded_course.source / GRADED / f"{GRADED}.ipynb"
+    (written,) = manually_graded(source)
+    rubric = next(cell.source for cell in nbformat.read(source, as_version=4).cells
+                  if is_rubric(cell))
+    title = rubric.splitlines()[0].removeprefix("### ").replace("`", "")  # as rendered
+    with Gradebook(graded_course.gradebook_url) as book:
+        submission = book.find_submission_notebook(GRADED, GRADED, "right").id
+    page = context.new_page()
+    with running_server(graded_course.root.parent, cwd=graded_course.root,
+                        state=tmp_path / "jupyter") as server:
+        page.goto(server.page_url(f"formgrader/submissions/{submission}/"))
+        page.get_by_text("Rubric", exact=True).first.wait_for()
+        html, text = page.content(), page.inner_text("body")
+    score_box = html.index(f'class="score tabbable" id="{written}"')
+    assert score_box < html.index("<strong>Rubric</strong>") < html.index(f"<code>{written}</code>")
+    assert text.count(title) == 1
+    feedback = graded_course.folder("feedback", "right", GRADED) / f"{GRADED}.html"
+    assert title not in page_text(feedback)

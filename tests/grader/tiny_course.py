@@ -57,6 +57,11 @@ WORKED = {
 }
 
 
+# The written answer's rubric (grader.outputs.rubrics), right under it; tiny_source(worked=True)
+# has it.
+RUBRIC = "### Why (`written`, 1 point)\n\nRubric of why: full credit for adding x to itself."
+
+
 def worked_cell(text: str) -> nbformat.NotebookNode:
     return new_markdown_cell(text, metadata={"tags": ["worked-answer"]})
 
@@ -77,6 +82,7 @@ def tiny_source(worked: bool = False) -> nbformat.NotebookNode:
             after = next(i for i, cell in enumerate(cells)
                          if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
             cells.insert(after + 1, worked_cell(text))
+        cells.insert(len(cells) - 1, new_markdown_cell(RUBRIC, metadata={"tags": ["rubric"]}))
     notebook = new_notebook(cells=cells)
     notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3",
                                     "language": "python"}
@@ -84,8 +90,8 @@ def tiny_source(worked: bool = False) -> nbformat.NotebookNode:
 
 
 def make_tiny_course(root, worked: bool = False) -> Course:
-    """A course in ``root`` whose one assignment is ``tiny`` (with worked answers if
-    ``worked``), released."""
+    """A course in ``root`` whose one assignment is ``tiny`` (with worked answers and a
+    rubric if ``worked``), released."""
     (root / "grading").mkdir(parents=True)
     shutil.copy(REPO / "grading" / "nbgrader_config.py", root / "grading")
     (root / "solutions" / ASSIGNMENT).mkdir(parents=True)

@@ -21,7 +21,10 @@ import nbformat
 import pytest
 from nbgrader.utils import is_grade, is_solution, is_task
 
+from grader.outputs.rubrics import TAG, is_rubric
+from grader.outputs.worked_answers import check_plain
 from tests.conftest import REPO
+from tools.rubrics_page import rubrics_page
 from tools.student_edition import EDITION
 
 DOCS = REPO / "docs"
@@ -220,6 +223,30 @@ def test_every_manually_graded_cell_has_a_rubric_with_its_points():
             f"{key}: its parts give {rubric.parts}, the cell {points} points")
         for label in RUBRIC_PARTS:
             assert label in rubric.text, f"{key}: the rubric has no {label!r}"
+
+
+def test_each_rubric_is_a_plain_cell_right_under_the_written_answer_it_names():
+    for notebook, path in solution_paths().items():
+        cells = nbformat.read(path, as_version=4).cells
+        for index, cell in enumerate(cells):
+            if not is_rubric(cell):
+                continue
+            check_plain(cell, TAG)
+            heading = RUBRIC.match(cell.source)
+            assert cell.cell_type == "markdown" and heading, (
+                f"{notebook} cell {index}: a rubric is markdown opening with "
+                f"'### <title> (`<grade id>`, <n> points)', not {cell.source[:60]!r}")
+            above = cells[index - 1]
+            assert above.metadata.get("nbgrader", {}).get("grade_id") == heading.group(1), (
+                f"{notebook} cell {index}: the rubric of {heading.group(1)} follows "
+                f"{above.source[:60]!r}")
+            assert heading.group(1) in manually_graded(path)
+
+
+def test_the_rubrics_page_is_what_the_notebooks_give():
+    page = (DOCS / "rubrics.md").read_text()
+    assert page == rubrics_page(page, list(solution_paths().values())), (
+        "docs/rubrics.md differs from the notebooks' rubric cells: run `make rubrics-page`")
 
 
 def test_no_rubric_reaches_what_students_receive():

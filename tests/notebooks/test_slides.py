@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
+from grader.outputs.rubrics import is_rubric
 from grader.outputs.worked_answers import is_worked_answer
 from tests.conftest import REPO
 from tools import slide_metadata, slides
@@ -52,12 +53,15 @@ def test_slide_metadata_is_what_the_tool_writes(path):
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=NAMES)
 def test_the_release_keeps_the_slides(path):
-    """...of every cell but the worked answers, which the release leaves out."""
+    """...of every cell but the worked answers and rubrics, which the release leaves out."""
     released = REPO / "notebooks" / path.parent.name / path.name
     source = {cell.id: slide_type(cell) for cell in nbformat.read(path, as_version=4).cells
-              if not is_worked_answer(cell)}
+              if not is_worked_answer(cell) and not is_rubric(cell)}
     release = {cell.id: slide_type(cell) for cell in nbformat.read(released, as_version=4).cells}
     assert release == source
+
+
+RUBRIC = "### A question (`f`, 1 point)\n\n- *Full credit:* $$y = 1$$"
 
 
 def small_notebook():
@@ -79,6 +83,8 @@ def small_notebook():
         (code("import math"), "-"),
         (md("### BEGIN SOLUTION\nA written answer.\n### END SOLUTION", metadata=answer),
          "fragment"),
+        (md(RUBRIC, metadata={"tags": ["rubric"]}), "skip"),
+        (code("y = 2"), "-"),  # the rules pass over the rubric: no formula above
         (md("## Summary"), "slide"),
     ]
     nb = nbformat.v4.new_notebook(cells=[cell for cell, _ in cells_and_types])
@@ -198,12 +204,16 @@ def test_a_deck_loads_only_local_files_that_exist(assets, tmp_path):
     assert "Why divide by" in html and "softmax_scale_slider" in html
 
 
-def test_a_deck_keeps_the_worked_answers(tmp_path):
-    """The instructor's deck shows what the release leaves out (no assets needed to look)."""
-    nb, _ = small_notebook()
+def test_a_deck_keeps_the_worked_answers_and_skips_the_rubrics(tmp_path):
+    """The instructor's deck shows the worked answers the release leaves out, not the
+    rubrics, which are for the course staff (no assets needed to look)."""
+    nb, kinds = small_notebook()
+    for cell, kind in zip(nb.cells, kinds, strict=True):
+        slide_metadata.set_slide_type(cell, None if kind == "-" else kind)
     nb.cells.insert(9, nbformat.v4.new_markdown_cell(
         "Worked: f returns one.", metadata={"tags": ["worked-answer"]}))
     path = tmp_path / "09_small.ipynb"
     nbformat.write(nb, path)
     deck = slides.write_deck(path, tmp_path / "slides").read_text()
     assert "Worked: f returns one." in deck and "A formula:" in deck
+    assert "A question" not in deck and "A written answer." in deck

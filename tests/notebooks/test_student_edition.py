@@ -3,7 +3,8 @@
 What is secret: the lines of the solutions' answer regions (`### BEGIN SOLUTION` ..
 `### END SOLUTION`, code and markdown), of their hidden test blocks, of their model answers
 (markdown solution cells, whole), of their worked answers (cells tagged `worked-answer`,
-whole: grader.outputs.worked_answers) and of the grading cases' code (tests/grading_cases: WRONG,
+whole: grader.outputs.worked_answers), of their rubrics (cells tagged `rubric`, whole:
+grader.outputs.rubrics) and of the grading cases' code (tests/grading_cases: WRONG,
 CORRECT, CHEAT), all read from those sources, not from the release. Lines are
 compared with their whitespace collapsed and their opening comment or quote
 marks (`#`, `>`) left out, and trivial ones are set aside: lines the
@@ -13,7 +14,7 @@ tests, prose), nbgrader's stubs, short lines, lines without a letter or digit, i
 course_utils is the course's reference code, which the notebooks build on after each
 exercise: its lines may share a solution's, a worked answer's or a grading case's (the
 grading refuses the reference while an answer runs and flags what an answer copies from
-it), never a hidden test's or a model answer's. Every other file may share none.
+it), never a hidden test's, a model answer's or a rubric's. Every other file may share none.
 """
 
 import json
@@ -29,6 +30,7 @@ import nbformat
 import pytest
 from nbgrader.preprocessors import ClearSolutions
 
+from grader.outputs.rubrics import is_rubric
 from grader.outputs.worked_answers import is_worked_answer
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
@@ -53,9 +55,9 @@ def trivial(line: str) -> bool:
 
 def secret_lines() -> dict[str, dict[str, str]]:
     """{kind: {line: where it comes from}} for each kind of secret line: "solution",
-    "hidden test", "model answer", "worked answer", "grading case"."""
+    "hidden test", "model answer", "worked answer", "rubric", "grading case"."""
     secrets = {kind: {} for kind in ("solution", "hidden test", "model answer",
-                                     "worked answer", "grading case")}
+                                     "worked answer", "rubric", "grading case")}
     given = normalised(ClearSolutions().code_stub["python"] + "\n" + ClearSolutions().text_stub)
     for path in sorted((REPO / "solutions").glob("*/*.ipynb")):
         for number, cell in enumerate(nbformat.read(path, as_version=4).cells):
@@ -67,6 +69,8 @@ def secret_lines() -> dict[str, dict[str, str]]:
                 secrets["model answer"].update(dict.fromkeys(normalised(cell.source), where))
             if is_worked_answer(cell):
                 secrets["worked answer"].update(dict.fromkeys(normalised(cell.source), where))
+            elif is_rubric(cell):
+                secrets["rubric"].update(dict.fromkeys(normalised(cell.source), where))
             else:
                 given |= normalised(SECRET.sub("", cell.source))
     for assignment, module in all_cases().items():
@@ -110,7 +114,7 @@ def leaks(edition: Path, secrets: dict[str, dict[str, str]]) -> list[str]:
     for name in edition_files(edition):
         kinds = secrets.keys()
         if Path(name).parts[0] == REFERENCE:
-            kinds = ("hidden test", "model answer")
+            kinds = ("hidden test", "model answer", "rubric")
         for kind in kinds:
             for line in sorted(file_lines(edition / name) & secrets[kind].keys()):
                 found.append(f"{name}: {line!r} ({kind}, {secrets[kind][line]})")
@@ -168,13 +172,14 @@ def test_no_solution_hidden_test_model_answer_or_grading_case_is_in_the_edition(
 
 
 def test_a_solution_copied_into_the_edition_is_found(edition, secrets, tmp_path):
-    """The search above can fail: plant a solution region in a notebook's markdown, a hidden
-    test in course_utils, and a grading case's line in the README of a copy."""
+    """The search above can fail: plant a solution region and a rubric's line in a notebook's
+    markdown, a hidden test in course_utils, and a grading case's line in the README of a copy."""
     planted = shutil.copytree(edition, tmp_path / "planted")
     notebook_path = next((planted / "notebooks").glob("03_*/*.ipynb"))
     notebook = nbformat.read(notebook_path, as_version=4)
     solution = next(line for line, where in secrets["solution"].items() if "03_bpe" in where)
-    notebook.cells.append(nbformat.v4.new_markdown_cell(f"Hint:\n\n    {solution}"))
+    rubric = next(iter(secrets["rubric"]))
+    notebook.cells.append(nbformat.v4.new_markdown_cell(f"Hint:\n\n    {solution}\n\n{rubric}"))
     nbformat.write(notebook, notebook_path)
     hidden = next(iter(secrets["hidden test"]))
     with open(planted / "course_utils" / "quick.py", "a") as module:
@@ -184,6 +189,7 @@ def test_a_solution_copied_into_the_edition_is_found(edition, secrets, tmp_path)
         readme.write(f"\n{case}\n")
     found = "\n".join(leaks(planted, secrets))
     assert f"{notebook_path.relative_to(planted)}: {solution!r} (solution" in found
+    assert f"{notebook_path.relative_to(planted)}: {rubric!r} (rubric" in found
     assert f"course_utils/quick.py: {hidden!r} (hidden test" in found
     assert f"README.md: {case!r} (grading case" in found
 

@@ -10,6 +10,7 @@ import ast
 import nbformat
 import pytest
 
+from grader.outputs.rubrics import is_rubric
 from grader.outputs.worked_answers import check_plain, is_worked_answer
 from tests.conftest import REPO
 
@@ -48,7 +49,8 @@ def test_each_worked_answer_is_a_plain_cell_under_its_exercise(assignment):
         if not is_worked_answer(cell):
             continue
         check_plain(cell)
-        before = next(c for c in reversed(cells[:index]) if not is_worked_answer(c))
+        before = next(c for c in reversed(cells[:index])
+                      if not is_worked_answer(c) and not is_rubric(c))
         assert is_exercise(before), (
             f"{assignment} cell {index} ({cell.source[:40]!r}): a worked answer follows its "
             f"exercise's test cell or written answer, not {before.source[:40]!r}")

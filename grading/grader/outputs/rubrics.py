@@ -29,6 +29,8 @@ TAG = "rubric"
 # What Formgrader's grading page (nbgrader's SubmissionHandler) puts in the resources it
 # exports the autograded notebook with; a feedback page has none of them.
 FORMGRADER_PAGE = ("submission_id", "assignment_id", "notebook_id")
+# The line that opens a rubric on Formgrader's page, above the rubric's own heading.
+LABEL = "**Rubric** (for the course staff: not in the release, nor in any feedback)"
 
 
 def is_rubric(cell) -> bool:
@@ -57,4 +59,7 @@ class ShowRubrics(Preprocessor):
         source = Path(folder) / f"{resources['notebook_id']}.ipynb"
         if not source.exists():
             return nb, resources
-        return put_back(nb, nbformat.read(source, as_version=4), TAG), resources
+        rubrics = nbformat.read(source, as_version=4)
+        for cell in filter(is_rubric, rubrics.cells):
+            cell.source = f"{LABEL}\n\n{cell.source}"
+        return put_back(nb, rubrics, TAG), resources

@@ -19,6 +19,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
 from grader.outputs.feedback import ShowWorkedAnswers, due_date_passed
+from grader.outputs.rubrics import RemoveRubrics
 from grader.outputs.worked_answers import RemoveWorkedAnswers, put_back
 from grader.running import nbgrader_steps
 from grader.scoring.autograde import autograde
@@ -26,6 +27,7 @@ from tests.conftest import REPO
 from tests.grader.tiny_course import (
     ASSIGNMENT,
     LIMITS,
+    RUBRIC,
     WORKED,
     answered,
     hand_in,
@@ -80,7 +82,8 @@ def test_the_release_runs_nbgrader_s_own_steps_after_leaving_worked_answers_out(
     """When nbgrader changes its list, the course's list must follow."""
     config = PyFileConfigLoader("nbgrader_config.py", str(REPO / "grading")).load_config()
     course = [import_item(name) for name in config.GenerateAssignment.preprocessors]
-    assert course == [RemoveWorkedAnswers, *GenerateAssignment.preprocessors.default()]
+    assert course == [RemoveWorkedAnswers, RemoveRubrics,
+                      *GenerateAssignment.preprocessors.default()]
     assert issubclass(RemoveWorkedAnswers, TagRemovePreprocessor)
     assert "TagRemovePreprocessor" not in config  # HTML pages keep the tagged cells
 
@@ -119,8 +122,8 @@ def course(tmp_path_factory, sandbox):
 def test_the_release_holds_no_worked_answer_and_nbgrader_s_steps_ran(course):
     release = nbformat.read(course.release / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
     text = nbformat.writes(release)
-    for worked in WORKED.values():
-        assert worked not in text
+    for worked in [*WORKED.values(), RUBRIC]:
+        assert worked.splitlines()[-1] not in text
     assert "### BEGIN SOLUTION" not in text and "raise NotImplementedError()" in text
     assert "secret check" not in text and "=== BEGIN MARK SCHEME" not in text
     assert all(cell.metadata.get("nbgrader", {}).get("checksum") for cell in release.cells
@@ -129,7 +132,7 @@ def test_the_release_holds_no_worked_answer_and_nbgrader_s_steps_ran(course):
         notebook = book.find_notebook(ASSIGNMENT, ASSIGNMENT)
         assert {cell.name for cell in notebook.grade_cells} == {
             "test_double", "test_square", "written"}
-    assert len(release.cells) == 7  # the source's 9, less the 2 worked answers
+    assert len(release.cells) == 7  # the source's 10, less the 2 worked answers and the rubric
 
 
 def feedback_with_due_date(course, due: datetime | None) -> str:
@@ -148,8 +151,8 @@ NOW = datetime.now(UTC).replace(tzinfo=None)
 def test_feedback_before_the_due_date_shows_no_worked_answer(course, due):
     page = feedback_with_due_date(course, due)
     assert "double(2) should be 4" in page or "assert double(2) == 4" in page  # the page
-    for worked in WORKED.values():
-        assert worked not in page
+    for worked in [*WORKED.values(), RUBRIC]:
+        assert worked.splitlines()[-1] not in page
 
 
 @pytest.mark.notebook
@@ -160,3 +163,4 @@ def test_feedback_after_the_due_date_shows_each_worked_answer_under_its_exercise
     assert page.index("Because doubling is adding") < page.index(WORKED["written"])
     label = "Worked answer (shown after the due date)"
     assert page.count(label) == 2 and page.index(label) < page.index(WORKED["test_double"])
+    assert RUBRIC.splitlines()[-1] not in page  # a rubric is for the course staff alone
