@@ -85,7 +85,7 @@ docs: $(DEV)
 	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 
 # Every solution notebook top to bottom under nbval, its `# NBVAL_CHECK_OUTPUT` cells
-# compared with their committed outputs (about 5 minutes on 2 cores; docs/development.md).
+# compared with their committed outputs (about 3 minutes on 2 cores; docs/development.md).
 test-notebooks: $(DEV)
 	$(BIN)/python -m pytest solutions
 
