@@ -4,12 +4,10 @@ A rubric is written once, in the cell tagged ``rubric`` right under its written 
 (grader.outputs.rubrics), where Formgrader shows it to the TA who grades that answer.
 ``docs/rubrics.md`` keeps its own opening (who the page is for, how to grade at scale) down
 to MARKER; below it, this tool writes each notebook's rubrics, a section per notebook, in
-the notebooks' order. Run it after editing a rubric (`make rubrics-page`); `--check` changes
-nothing and fails when the page is not what the notebooks give.
+the notebooks' order. Run it after editing a rubric (`make rubrics-page`);
+tests/notebooks/test_docs.py fails when the page is not what the notebooks give.
 """
 
-import argparse
-import sys
 from pathlib import Path
 
 import nbformat
@@ -40,21 +38,12 @@ def rubrics_page(page: str, notebooks: list[Path]) -> str:
     return f"{opening(page)}\n\n" + "\n\n".join(sections) + "\n"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="change nothing; fail if the page is not what the notebooks give")
-    args = parser.parse_args(argv)
+def main() -> None:
     page = PAGE.read_text()
     wanted = rubrics_page(page, solution_notebooks())
-    if args.check:
-        if page != wanted:
-            print(f"stale: {PAGE} (run `make rubrics-page`)")
-        return int(page != wanted)
     PAGE.write_text(wanted)
     print(f"{'unchanged' if page == wanted else 'updated'}: {PAGE}")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

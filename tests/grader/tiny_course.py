@@ -82,7 +82,9 @@ def tiny_source(worked: bool = False) -> nbformat.NotebookNode:
             after = next(i for i, cell in enumerate(cells)
                          if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
             cells.insert(after + 1, worked_cell(text))
-        cells.insert(len(cells) - 1, new_markdown_cell(RUBRIC, metadata={"tags": ["rubric"]}))
+        written = next(i for i, cell in enumerate(cells)
+                       if cell.metadata.get("nbgrader", {}).get("grade_id") == "written")
+        cells.insert(written + 1, new_markdown_cell(RUBRIC, metadata={"tags": ["rubric"]}))
     notebook = new_notebook(cells=cells)
     notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3",
                                     "language": "python"}

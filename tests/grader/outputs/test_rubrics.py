@@ -1,6 +1,6 @@
 """Rubrics: out of the release, on Formgrader's grading page under the student's answer,
 in no feedback page (grader.outputs.rubrics; Formgrader's real page in
-tests/browser/test_formgrader.py, the notebooks' rubrics in tests/notebooks/test_docs.py).
+tests/browser/test_student_path.py, the notebooks' rubrics in tests/notebooks/test_docs.py).
 """
 
 import pytest
