@@ -9,7 +9,7 @@ include tools/student_edition/Makefile
 
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: formgrader test test-notebooks test-grading collect release autograde feedback grades report bench clean \
+.PHONY: formgrader test test-notebooks test-grading collect release answers autograde feedback grades report bench clean \
 	npm slides slide-metadata rubrics-page present publish hub test-hub test-browser similarity student-ids student-edition \
 	docs
 
@@ -114,6 +114,12 @@ collect: $(TA)
 
 release: $(TA)
 	$(GRADER) release $(ASSIGNMENTS)
+
+# The values the solutions' test cells check, stored in grading/answers/ (instructors only):
+# the grader compares each student's values with them, outside the student's kernel. Run
+# after any change to a solution or a test cell (grader.scoring.answers; about 4 minutes).
+answers: $(TA)
+	$(GRADER) answers $(GRADE_OPTIONS) $(ASSIGNMENTS)
 
 autograde: $(TA)
 	$(GRADER) autograde $(GRADE_OPTIONS) $(ASSIGNMENTS)

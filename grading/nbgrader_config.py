@@ -49,11 +49,18 @@ c.Autograde.autograde_preprocessors = [
     "grader.running.execute.Execute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "grader.scoring.outside.CompareOutside",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+
+# The grade is decided outside the student's kernel: each value a test cell checks leaves
+# the kernel as data, and CompareOutside (grader.scoring.outside) fails the cell unless every
+# value is the answer stored from the instructor's solution (`make answers`, in answers/ here;
+# a grading job carries that folder to the grader's process, never into the kernel).
+c.CompareOutside.answers_directory = os.path.join(c.CourseDirectory.root, "answers")
 
 # When the last cell has replied there is nothing left to wait for: end the kernel at once
 # rather than ask it to shut down and wait (0.1 s instead of 0.7 s per submission).

@@ -35,6 +35,7 @@ from .guards import *  # noqa: F403
 from .guards.twins import *  # noqa: F403
 from .linear_attention import *  # noqa: F403
 from .masked_attention import *  # noqa: F403
+from .one_line import *  # noqa: F403
 from .pretraining import *  # noqa: F403
 from .random_features import *  # noqa: F403
 from .skipgram import *  # noqa: F403

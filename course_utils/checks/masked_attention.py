@@ -109,7 +109,7 @@ def _key_mask(lengths: torch.Tensor, n: int, extra: int = 0) -> torch.Tensor:
 
 
 @checked_plainly
-def check_padding_mask(actual, lengths, n: int, causal: bool, name="padding_mask") -> None:
+def check_padding_mask(actual, lengths, n: int, causal: bool = False, name="padding_mask") -> None:
     """Fail unless ``actual`` is the (batch, n, n) mask, True where query i may attend key j.
 
     Key index k is allowed for query index q when k < lengths[b] (indices from 0: positions
@@ -193,7 +193,7 @@ def _pytorch_reference(x, w_q, w_k, w_v, w_o, num_heads, causal):
 
 
 @checked_plainly
-def check_multi_head_attention(actual, x, w_q, w_k, w_v, w_o, num_heads: int, causal: bool,
+def check_multi_head_attention(actual, x, w_q, w_k, w_v, w_o, num_heads: int, causal: bool = False,
                                name="multi_head_attention", atol=1e-4) -> None:
     """Fail unless ``actual`` equals ``nn.MultiheadAttention`` (no biases) with these weights.
 

@@ -59,6 +59,17 @@ def release(args, course: Course) -> int:
     return report_failures("release", nbgrader_steps.release(course, args.assignments))
 
 
+def answers(args, course: Course) -> int:
+    """The values each solution's test cells check, stored in answers/ for the grader."""
+    from grader.scoring.answers import store
+
+    limits = Limits(memory_bytes=int(args.memory_gb * GIB), notebook_timeout=args.notebook_timeout)
+    failed = store(course, args.assignments, limits, args.workers or None)
+    stored = [a for a in args.assignments or course.assignments() if a not in failed]
+    print(f"stored the answers of {', '.join(stored) or 'nothing'} in {course.root / 'answers'}")
+    return report_failures("answers", failed)
+
+
 def grade(args, course: Course) -> int:
     """Every new or changed submission, in parallel, sandboxed."""
     limits = Limits(memory_bytes=int(args.memory_gb * GIB), notebook_timeout=args.notebook_timeout)
@@ -153,6 +164,7 @@ STEPS = {
     "publish": publish,
     "collect": collect,
     "release": release,
+    "answers": answers,
     "autograde": grade,
     "feedback": feedback,
     "grades": grades_file,

@@ -13,6 +13,9 @@ CONFIG_FILE = "nbgrader_config.py"
 # autograde and feedback too), and last the secret that names its feedback page in the exchange.
 TIMESTAMP = "timestamp.txt"
 SECRET = "submission_secret.txt"
+# The folder, beside nbgrader_config.py, of the answers stored from the instructor's solution
+# (make answers; grader.scoring.outside compares with them): <assignment>/<notebook>.json.
+ANSWERS = "answers"
 # grading/: the folder of nbgrader_config.py, the course root every command defaults to.
 COURSE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,6 +59,13 @@ class Course:
     @property
     def gradebook_path(self) -> Path:
         return Path(self.gradebook_url.removeprefix("sqlite:///"))
+
+    def answers(self, assignment: str) -> dict[str, bytes]:
+        """The stored answers of ``assignment``, {path under answers/: content}: what a
+        grading job carries to the grader's comparison (none before ``make answers``)."""
+        folder = self.root / ANSWERS
+        return {str(path.relative_to(folder)): path.read_bytes()
+                for path in sorted((folder / assignment).glob("*.json"))}
 
     def notebook(self, kind: str, student: str, assignment: str) -> Path:
         """The path of ``assignment``'s notebook in ``kind``'s folder of ``student``."""

@@ -15,6 +15,8 @@ and a third, student id -> {answer cell grade_id: ``Cheat``}:
   about its type or its comparisons, the library's answer through another door, the
   notebook's own helper, a hook left behind). Each says what the grading must do with it:
   score its exercise 0 (``zero``), flag its cell in grades.csv (``flagged``), or both.
+  A cheat may also add a cell after its answer (``added``) or edit the notebook's first
+  code cell, the instructor's (``first_cell``).
 
 Every answer cell needs at least one WRONG and one CORRECT case, and every notebook a
 CHEAT case (tests/notebooks/test_grading.py checks).
@@ -39,6 +41,9 @@ class Cheat:
     code: str
     zero: bool = True  # its test cell scores 0
     flagged: bool = False  # grades.csv flags its cell
+    added: str = ""  # the code of a cell the student adds right after the answer cell
+    first_cell: str = ""  # code put at the top of the notebook's first code cell (an
+    # instructor's cell edited): such a case is handed in alone
 
 
 def all_cases() -> dict[str, ModuleType]:

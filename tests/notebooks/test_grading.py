@@ -57,7 +57,8 @@ def submissions(assignment: str, kind: str) -> dict[str, dict]:
     together: list[tuple[list[str], dict]] = []  # (the cases, their answers)
     for name, answers in getattr(module, kind).items():
         if getattr(module, "PER_STUDENT", False) or any(
-                getattr(answer, "flagged", False) for answer in answers.values()):
+                getattr(answer, "flagged", False) or getattr(answer, "first_cell", "")
+                for answer in answers.values()):
             alone[name] = answers
             continue
         for names, taken in together:
@@ -105,7 +106,10 @@ def graded(course, assignments) -> Course:
                 submit(course, assignment, student, {**solution_cells(assignment), **answers})
         for student, cheats in submissions(assignment, "CHEAT").items():
             answers = {grade_id: cheat.code for grade_id, cheat in cheats.items()}
-            submit(course, assignment, student, {**solution_cells(assignment), **answers})
+            added = {grade_id: cheat.added for grade_id, cheat in cheats.items() if cheat.added}
+            first = "\n".join(cheat.first_cell for cheat in cheats.values() if cheat.first_cell)
+            submit(course, assignment, student, {**solution_cells(assignment), **answers},
+                   added, first)
         for student, printed in getattr(CASES[assignment], "PRINTED", {}).items():
             record_printout(course, assignment, student, printed)
     # Without the self-check (grader.scoring.selfcheck, tests/grader/scoring/): it would grade

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader.course import Course
+from grader.course import ANSWERS, Course
 from grader.running.nbgrader_steps import release
 from tests.conftest import REPO
 
@@ -18,6 +18,7 @@ def make_course(root: Path, assignments: list[str]) -> Course:
     """A course in ``root`` over these assignments of solutions/, freshly released."""
     (root / "grading").mkdir(parents=True)
     shutil.copy(REPO / "grading" / "nbgrader_config.py", root / "grading")
+    (root / "grading" / ANSWERS).symlink_to(REPO / "grading" / ANSWERS)  # make answers's
     (root / "solutions").mkdir()
     for assignment in assignments:
         (root / "solutions" / assignment).symlink_to(REPO / "solutions" / assignment)
@@ -52,12 +53,23 @@ def autograded_answers(assignment: str) -> set[str]:
     }
 
 
-def submit(course: Course, assignment: str, student: str, answers: dict[str, str]) -> None:
-    """Put ``student``'s copy of the release, with ``answers`` typed into the answer cells."""
+def submit(course: Course, assignment: str, student: str, answers: dict[str, str],
+           added: dict[str, str] | None = None, first_cell: str = "") -> None:
+    """Put ``student``'s copy of the release, with ``answers`` typed into the answer cells,
+    a new code cell after the answer cells ``added`` names ({grade_id: its code}), and
+    ``first_cell`` put at the top of the first code cell (an instructor's cell edited)."""
     notebook = nbformat.read(course.release / assignment / f"{assignment}.ipynb", as_version=4)
+    cells = []
     for cell in notebook.cells:
         if grade_id(cell) in answers:
             cell.source = answers[grade_id(cell)]
+        cells.append(cell)
+        if grade_id(cell) in (added or {}):
+            cells.append(nbformat.v4.new_code_cell(added[grade_id(cell)]))
+    if first_cell:
+        first = next(cell for cell in cells if cell.cell_type == "code")
+        first.source = first_cell + "\n" + first.source
+    notebook.cells = cells
     folder = course.folder("submitted", student, assignment)
     folder.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, folder / f"{assignment}.ipynb")

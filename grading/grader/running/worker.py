@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.course import ANSWERS
 from grader.running.machine import NBGRADER
 from grader.running.sandbox import Limits, kernel_argv, make_home, write_kernelspec
 from grader.state import key
@@ -39,6 +40,9 @@ class Job:
     config: str  # the course's nbgrader_config.py
     limits: Limits = field(default_factory=Limits)
     threads: int = 1  # OMP_NUM_THREADS of the kernel: cores / workers
+    # the stored answers the grader compares with (grader.scoring.outside), {path under the
+    # course's answers/ folder: content}; the kernel never sees them
+    answers: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -88,9 +92,10 @@ def _grade_in(scratch: Path, job: Job) -> Result:
     submitted.mkdir(parents=True)
     (course / "nbgrader_config.py").write_text(job.config)
     (course / "gradebook.db").write_bytes(job.gradebook)
-    for relative, content in job.files.items():
-        (submitted / relative).parent.mkdir(parents=True, exist_ok=True)
-        (submitted / relative).write_bytes(content)
+    for folder, files in ((submitted, job.files), (course / ANSWERS, job.answers)):
+        for relative, content in files.items():
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (folder / relative).write_bytes(content)
 
     workdir = course / "autograded" / job.student / job.assignment
     sockets, home = scratch / "run", make_home(scratch / "home")

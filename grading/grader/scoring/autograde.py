@@ -188,7 +188,7 @@ def plan(course, assignment, workers, regrade, limits, outcomes, summary,
         if all(step(planning, submission) for step in PLAN):
             snapshot = snapshot or gradebook.snapshot(course, assignment)
             jobs.append(Job(assignment, student, submission.files, snapshot, config, limits,
-                            threads))
+                            threads, course.answers(assignment)))
     return jobs
 
 

@@ -30,7 +30,7 @@ import nbformat
 
 from grader import gradebook, state
 from grader.cells import is_test, marks
-from grader.course import Course
+from grader.course import ANSWERS, Course
 from grader.running import nbgrader_steps, pool
 from grader.running.machine import default_workers
 from grader.running.sandbox import Limits, read_only_folders, unavailable
@@ -67,7 +67,7 @@ def verify(course: Course, assignments: list[str], limits: Limits,
          f"{', '.join(unchecked)} (once per environment)")
     workers = min(workers or default_workers(), len(unchecked))
     threads = max(1, default_workers() // workers)
-    jobs = [_job(course, assignment, limits, threads) for assignment in unchecked]
+    jobs = [solution_job(course, assignment, limits, threads) for assignment in unchecked]
     problems = []
     for result in pool.run(jobs, workers, scheduler, progress=False):
         problem = diagnose(result, course)
@@ -114,10 +114,11 @@ def _hash_files(digest, folder: Path, pattern: str = "*") -> None:
 def _key(course: Course, assignment: str, environment: str) -> str:
     digest = hashlib.sha256(environment.encode())
     _hash_files(digest, course.source / assignment)
+    _hash_files(digest, course.root / ANSWERS / assignment)  # the answers it must match
     return digest.hexdigest()
 
 
-def _job(course: Course, assignment: str, limits: Limits, threads: int) -> Job:
+def solution_job(course: Course, assignment: str, limits: Limits, threads: int) -> Job:
     """The solution folder handed in as a submission, with its tests released into a
     scratch gradebook."""
     folder = course.source / assignment
@@ -126,7 +127,7 @@ def _job(course: Course, assignment: str, limits: Limits, threads: int) -> Job:
              if path.is_file() and ".ipynb_checkpoints" not in path.parts}
     config = (course.root / "nbgrader_config.py").read_text()
     return Job(assignment, STUDENT, files, tests_of(course, assignment), config, limits,
-               threads)
+               threads, course.answers(assignment))
 
 
 def tests_of(course: Course, assignment: str) -> bytes:

@@ -11,12 +11,14 @@ import pytest
 from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import Execute as NbgraderExecute
+from nbgrader.preprocessors import LimitOutput
 from traitlets.config.loader import PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
 from grader.running.execute import Execute
 from grader.scoring import grades
 from grader.scoring.autograde import autograde
+from grader.scoring.outside import CompareOutside
 from tests.conftest import REPO
 from tests.grader.tiny_course import ASSIGNMENT, LIMITS, answered, hand_in, make_tiny_course
 
@@ -91,9 +93,16 @@ def test_the_feedback_says_what_the_cell_raised(course):
                             "traceback was hidden, so it counts as failed")
 
 
-def test_the_course_runs_nbgrader_s_autograde_steps_with_its_own_execute():
-    """When nbgrader changes its list, the course's list must follow."""
+def test_the_course_runs_nbgrader_s_autograde_steps_with_its_own_execute_and_comparison():
+    """When nbgrader changes its list, the course's list must follow: nbgrader's steps with
+    the course's Execute, and the comparison outside the kernel before the output is
+    limited and the scores saved."""
     config = PyFileConfigLoader("nbgrader_config.py", str(REPO / "grading")).load_config()
     course = [import_item(name) for name in config.Autograde.autograde_preprocessors]
-    default = Autograde.autograde_preprocessors.default()
-    assert course == [Execute if step is NbgraderExecute else step for step in default]
+    default = [Execute if step is NbgraderExecute else step
+               for step in Autograde.autograde_preprocessors.default()]
+    assert course.pop(course.index(CompareOutside)) is CompareOutside
+    assert course == default
+    steps = config.Autograde.autograde_preprocessors
+    assert steps.index("grader.scoring.outside.CompareOutside") + 1 == steps.index(
+        "nbgrader.preprocessors.LimitOutput")

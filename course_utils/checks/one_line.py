@@ -1,0 +1,91 @@
+"""One-line test cells: ``check`` runs a visible test, ``grade`` hands a hidden one over.
+
+A test cell names its exercise once and its inputs once::
+
+    check("attention_update", E, S, W_Q, W_K_source, W_V_source)
+    ### BEGIN HIDDEN TESTS
+    grade("attention_update", e_test, s_test, w_q, w_k, w_v)
+    ### END HIDDEN TESTS
+
+``check`` calls the student's function (the notebook's global of the exercise's name)
+through the guards (``own_work``), checks what it returned with the exercise's check (its
+record's ``check``, which names the likely mistake), and says so in one line::
+
+    ✓ attention_update(E, S, W_Q, W_K_source, W_V_source) passed
+
+A failure shows the check's message first, without the checks' own frames. ``grade``
+calls the function the same way and only reports what it returned: the grader compares it,
+in its own process, with the stored answer (``grader.scoring.outside``); no expected value of
+a hidden test is ever in the notebook.
+"""
+
+import sys
+
+from course_utils.checks.guards import notebook_namespace, own_work
+from course_utils.checks.guards.report import report
+from course_utils.exercises import exercise as record_of
+
+__all__ = ["TestFailed", "check", "grade"]
+
+
+class TestFailed(AssertionError):
+    """A visible test failed: its message names the call and the likely mistake."""
+
+
+def check(exercise: str, *inputs, **keyword_inputs) -> None:
+    """Run ``exercise``'s function on ``inputs`` and check the result (a visible test)."""
+    __tracebackhide__ = True
+    import course_utils.checks as checks
+
+    record = record_of(exercise)
+    if not record.check:
+        raise ValueError(f"the record of {exercise} names no check: give it one "
+                         "(course_utils/exercises)")
+    label = _call_label(exercise, sys._getframe(1), inputs, keyword_inputs)
+    result = own_work(_answer(exercise), exercise)(*inputs, **keyword_inputs)
+    report(result)
+    try:
+        getattr(checks, record.check)(result, *inputs, name=label, **keyword_inputs)
+    except AssertionError as failure:
+        raise TestFailed(str(failure)) from None
+    print(f"✓ {label} passed")
+
+
+def grade(exercise: str, *inputs, **keyword_inputs) -> None:
+    """Run ``exercise``'s function on ``inputs`` and report the result to the grader (a
+    hidden test: the grader decides)."""
+    __tracebackhide__ = True
+    record_of(exercise)
+    report(own_work(_answer(exercise), exercise)(*inputs, **keyword_inputs))
+
+
+def _answer(exercise: str):
+    namespace = notebook_namespace(sys._getframe(2).f_globals)
+    function = namespace.get(exercise)
+    if not callable(function):
+        raise TestFailed(f"{exercise} is not defined as a function yet: run its answer cell "
+                         "(above this test) first")
+    return function
+
+
+def _call_label(exercise: str, frame, inputs: tuple, keyword_inputs: dict) -> str:
+    """``exercise(<the inputs as the test cell writes them>)``, or described by type."""
+    try:
+        import executing  # IPython's own dependency: it reads the calling expression
+
+        call = executing.Source.executing(frame).node
+        source = executing.Source.for_frame(frame)
+        written = [source.asttokens().get_text(node) for node in call.args[1:]]
+        written += [f"{k.arg}={source.asttokens().get_text(k.value)}" for k in call.keywords]
+    except Exception:  # no source (a plain script): describe the inputs instead
+        written = [_describe(value) for value in inputs]
+        written += [f"{key}={_describe(value)}" for key, value in keyword_inputs.items()]
+    return f"{exercise}({', '.join(written)})"
+
+
+def _describe(value) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"{type(value).__name__} of shape {tuple(shape)}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
