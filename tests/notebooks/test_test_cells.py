@@ -1,10 +1,12 @@
 """Test cells bind no name an answer can read.
 
-Every cell of a notebook, the answer's too, runs in one namespace: an input or expected
-value a test cell bound at its top level would be a global that any answer can read and
-return, without being called. Each autograded test cell of solutions/ binds nothing there,
-or runs its code in a function ``_`` that it calls and deletes at once::
+Every cell of a notebook, the answer's too, runs in one namespace: an input a test cell
+bound at its top level would be a global that any answer can read, or that overwrites one of
+the student's. Each autograded test cell of solutions/ binds nothing there: its visible tests
+are one-line calls (``checks.check("x", E, S)``), and where its hidden tests make inputs they
+do it in a function ``_`` that the cell defines, calls and deletes at its end::
 
+    checks.check("x", E, S)
     def _():
         ...
     _()
@@ -27,10 +29,10 @@ SOLUTIONS = sorted(Path(__file__).resolve().parents[2].glob("solutions/*/*.ipynb
 
 
 def _runs_its_function(tree: ast.Module) -> bool:
-    """The cell is ``def _():`` (no parameters, no decorator), then ``_()``, then ``del _``."""
-    if [ast.unparse(node) for node in tree.body[1:]] != ["_()", "del _"]:
+    """The cell ends with ``def _():`` (no parameters, no decorator), ``_()``, ``del _``."""
+    if len(tree.body) < 3 or [ast.unparse(node) for node in tree.body[-2:]] != ["_()", "del _"]:
         return False
-    function = tree.body[0]
+    function = tree.body[-3]
     return (isinstance(function, ast.FunctionDef) and function.name == "_"
             and not function.decorator_list and not any(vars(function.args).values()))
 
@@ -64,6 +66,8 @@ def test_test_cells_bind_no_top_level_name(path):
     ("import tiktoken", ["tiktoken (line 1)"]),
     ("with open('x') as handle:\n    pass", ["handle (line 1)"]),
     ("def _():\n    expected = 2\n    checks.check_close(f(1), expected)\n_()\ndel _", []),
+    ("checks.check('f', 1)\ndef _():\n    x = 2\n    checks.grade('f', x)\n_()\ndel _", []),
+    ("def _():\n    pass\n_()\ndel _\nx = 1", ["x (line 5)", "_ (line 4)", "_ (line 1)"]),
     ("def _():\n    global expected\n    expected = 2\n_()\ndel _", ["expected (line 3)"]),
     ("def _():\n    expected = 2\n_()", ["_ (line 1)"]),
     ("@checks.test_cell\ndef _():\n    pass\n_()\ndel _", ["_ (line 5)", "_ (line 2)"]),
