@@ -382,3 +382,53 @@ def split_heads(x, num_heads):
 """, zero=True, flagged=True),
     },
 })
+
+# --- cheats on the kernel's own verdict: each answer is wrong (no 1/√n_Q), and each makes
+# the kernel's checks pass or go quiet; the grader's comparison outside the kernel still
+# sees the wrong values (grader.scoring.outside) -------------------------------------------
+
+UNSCALED = update_with(scale="")
+
+CHEAT.update({
+    "checks_replaced_from_the_answer": {
+        "attention_update": Cheat(UNSCALED + """
+from course_utils import checks as _checks
+
+_checks.check = lambda *args, **kwargs: print("✓ passed")
+_checks.check_attention_update = lambda *args, **kwargs: None
+""", zero=True),
+    },
+    "reported_values_replaced": {
+        # every value the kernel reports becomes the wrong answer's own, or nothing
+        "attention_update": Cheat(UNSCALED + """
+import course_utils.checks.guards.report as _report
+import course_utils.checks.guards as _guards
+
+_report.encode = lambda value: 0
+_guards.report = lambda value: None
+""", zero=True),
+    },
+    "grading_switched_off_in_the_environment": {
+        "attention_update": Cheat(UNSCALED + """
+import os
+
+os.environ["NBGRADER_EXECUTION"] = "validate"
+os.environ["COURSE_ALLOWLIST"] = "off"
+""", zero=True),
+    },
+})
+
+# The notebook's first cell edited (an instructor's cell nbgrader does not restore): a fake
+# checks package whose every check passes, imported in place of the course's.
+CHEAT["fake_checks_package_in_the_first_cell"] = {
+    "attention_update": Cheat(UNSCALED, zero=True, first_cell="""
+import sys
+import types
+
+import course_utils
+
+_fake = types.ModuleType("course_utils.checks")
+_fake.__getattr__ = lambda name: (lambda *args, **kwargs: None)
+sys.modules["course_utils.checks"] = course_utils.checks = _fake
+"""),
+}
