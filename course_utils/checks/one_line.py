@@ -16,7 +16,8 @@ record's ``check``, which names the likely mistake), and says so in one line::
 A failure shows the check's message first, without the checks' own frames. ``grade``
 calls the function the same way and only reports what it returned: the grader compares it,
 in its own process, with the stored answer (``grader.scoring.outside``); no expected value of
-a hidden test is ever in the notebook.
+a hidden test is ever in the notebook. A hidden test makes its own inputs (seeded), never
+from the notebook's globals, which an answer's own code may have changed.
 """
 
 import sys
@@ -43,7 +44,6 @@ def check(exercise: str, *inputs, **keyword_inputs) -> None:
                          "(course_utils/exercises)")
     label = _call_label(exercise, sys._getframe(1), inputs, keyword_inputs)
     result = own_work(_answer(exercise), exercise)(*inputs, **keyword_inputs)
-    report(result)
     try:
         getattr(checks, record.check)(result, *inputs, name=label, **keyword_inputs)
     except AssertionError as failure:
@@ -55,8 +55,8 @@ def grade(exercise: str, *inputs, **keyword_inputs) -> None:
     """Run ``exercise``'s function on ``inputs`` and report the result to the grader (a
     hidden test: the grader decides)."""
     __tracebackhide__ = True
-    record_of(exercise)
-    report(own_work(_answer(exercise), exercise)(*inputs, **keyword_inputs))
+    whole = record_of(exercise).compare.feature_map
+    report(own_work(_answer(exercise), exercise)(*inputs, **keyword_inputs), whole)
 
 
 def _answer(exercise: str):

@@ -11,13 +11,17 @@ class Compare:
     (``grader.scoring.same_value``): numbers within ``atol + rtol·|expected|``, a list in
     any order when ``unordered``; random draws (``distribution``) by shape and by a
     two-sample Kolmogorov–Smirnov test of their values against the solution's draws, at
-    the level ``significance``."""
+    the level ``significance``; random features Z (n, R) (``feature_map``) by the kernel
+    they estimate, Z Zᵀ, within ``sigmas`` standard errors (max |K| / √R each) of the
+    solution's estimate: any unbiased design passes, not one formula."""
 
     rtol: float = 1e-3
     atol: float = 1e-5
     unordered: bool = False
     distribution: bool = False
     significance: float = 1e-4
+    feature_map: bool = False
+    sigmas: float = 6.0
 
 
 @dataclass(frozen=True)

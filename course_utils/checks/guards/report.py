@@ -48,17 +48,19 @@ def reporting() -> bool:
     return _GRADING
 
 
-def report(value) -> None:
-    """Show ``value`` (already plain) to the grader, when grading; else do nothing."""
+def report(value, whole: bool = False) -> None:
+    """Show ``value`` (already plain) to the grader, when grading; else do nothing. A large
+    array goes ``whole`` when its comparison needs every value (random features)."""
     if not _GRADING:
         return
     from IPython.display import publish_display_data
 
-    publish_display_data({MIME: {"value": encode(value)}})
+    publish_display_data({MIME: {"value": encode(value, whole)}})
 
 
-def encode(value):
-    """``value`` (plain: built-in types, NumPy arrays and scalars, tensors) as JSON data."""
+def encode(value, whole: bool = False):
+    """``value`` (plain: built-in types, NumPy arrays and scalars, tensors) as JSON data;
+    arrays of more than :data:`FULL` values summarised unless ``whole``."""
     kind = type(value)
     if value is None or kind in (bool, int, str):
         return value
@@ -71,13 +73,13 @@ def encode(value):
     if value is Ellipsis:
         return {"ellipsis": True}
     if isinstance(value, torch.Tensor):
-        return _array(_numpy(value))
+        return _array(_numpy(value), whole)
     if isinstance(value, np.ndarray):
-        return _array(value)
+        return _array(value, whole)
     if isinstance(value, np.generic):
         return encode(value.item())
     if kind in (list, tuple):
-        return [encode(item) for item in value]
+        return [encode(item, whole) for item in value]
     if kind in (set, frozenset):
         return {"set": sorted((encode(item) for item in value), key=_order)}
     if isinstance(value, dict):
@@ -105,7 +107,7 @@ def _numpy(tensor: torch.Tensor) -> np.ndarray:
     return tensor.numpy()
 
 
-def _array(array: np.ndarray) -> dict:
+def _array(array: np.ndarray, whole: bool = False) -> dict:
     kind = array.dtype.kind
     if kind in "US":
         return {"array": {"shape": list(array.shape), "kind": kind,
@@ -115,7 +117,7 @@ def _array(array: np.ndarray) -> dict:
                           "values": [encode(complex(item)) for item in array.ravel()]}}
     kind = "b" if kind == "b" else "i" if kind in "iu" else "f"
     flat = array.astype(np.float64).ravel()
-    if flat.size <= FULL:
+    if flat.size <= FULL or whole:
         return {"array": {"shape": list(array.shape), "kind": kind,
                           "values": [encode(item) for item in flat.tolist()]}}
     return {"array": {"shape": list(array.shape), "kind": kind, "summary": summary(flat)}}

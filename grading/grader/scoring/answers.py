@@ -31,7 +31,7 @@ from grader.running.sandbox import Limits
 from grader.running.worker import Result
 from grader.scoring import selfcheck
 from grader.scoring.outside import REPORTED
-from grader.scoring.same_value import same
+from grader.scoring.same_value import kept, same
 from course_utils.exercises import rule_of
 
 __all__ = ["SECOND", "store"]
@@ -88,9 +88,9 @@ def entries(first: str, second: str) -> dict[str, list[dict]]:
             raise ValueError(f"{grade_id} checks {len(values)} values under one id and "
                              f"{len(others)} under another")
         rule = rule_of(grade_id.removeprefix("test_"))
-        stored[grade_id] = [{"value": value} if same(value, other, rule) else
-                            {"per_student": True} for value, other in zip(values, others,
-                                                                          strict=True)]
+        stored[grade_id] = [{"value": kept(value, rule)} if same(other, kept(value, rule), rule)
+                            else {"per_student": True}
+                            for value, other in zip(values, others, strict=True)]
     return stored
 
 

@@ -5,7 +5,8 @@ the student's runs here. Numbers compare within a tolerance (``atol + rtol·|exp
 whatever their container: a list of lists, a NumPy array and a tensor of the same shape and
 values are the same value, and so are ``True`` and ``1``, float32 and float64. Strings,
 ``None`` and the keys of dicts and sets compare exactly. ``unordered`` accepts a list in any
-order (as a multiset); ``distribution`` compares random draws as samples of one law.
+order (as a multiset); ``distribution`` compares random draws as samples of one law;
+``feature_map`` compares random features by the kernel they estimate (:func:`kept`).
 
     same([1.0, 2.0], {"array": {"shape": [2], "kind": "f", "values": [1.0, 2.0]}}, Compare())
     -> True
@@ -23,12 +24,48 @@ import numpy as np
 from course_utils.checks.guards.report import FULL, projections, summary
 from course_utils.exercises import Compare
 
-__all__ = ["same"]
+__all__ = ["kept", "same"]
 
 
 def same(got, expected, rule: Compare) -> bool:
-    """Whether ``got`` (what the student's answer returned) is ``expected``."""
+    """Whether ``got`` (what the student's answer returned) is ``expected`` (what
+    :func:`kept` made of the solution's value)."""
+    if rule.feature_map:
+        return _same_kernel_estimate(got, expected, rule)
     return _same(_canonical(got), _canonical(expected), rule, top=True)
+
+
+def kept(value, rule: Compare):
+    """What ``make answers`` stores of the solution's reported ``value``: the value, or for
+    random features Z (n, R) the kernel estimate they make, ``{"gram": Z Zᵀ, "features": R}``."""
+    if not rule.feature_map:
+        return value
+    features = _features(value)
+    if features is None:
+        raise ValueError("a feature map's value must be a whole (n, R) array of numbers")
+    return {"gram": (features @ features.T).tolist(), "features": features.shape[1]}
+
+
+def _features(encoded) -> np.ndarray | None:
+    array = _as_array(encoded, summarise=False)
+    if array is None or isinstance(array[2], dict) or len(array[1]) != 2:
+        return None
+    return array[2].reshape(array[1])
+
+
+def _same_kernel_estimate(got, expected: dict, rule: Compare) -> bool:
+    """Z Zᵀ of ``got`` within ``rule.sigmas`` standard errors of the stored estimate: each
+    estimate's entries are means of R products bounded by max |K|, so two unbiased designs
+    differ by at most about 2 max |K| / √R per standard error."""
+    features = _features(got)
+    if features is None or features.shape[1] != expected["features"]:
+        return False
+    gram, want = features @ features.T, np.array(expected["gram"], dtype=float)
+    if gram.shape != want.shape or not np.isfinite(gram).all():
+        return False
+    scale = max(np.abs(want).max(initial=0.0), 1e-12)
+    return bool((np.abs(gram - want) <= rule.sigmas * 2 * scale / math.sqrt(
+        expected["features"])).all())
 
 
 # --- canonical forms: ("array", shape, values | summary), ("list", [...]), ("dict", ...),
@@ -64,8 +101,9 @@ def _number(encoded) -> float | None:
     return None
 
 
-def _as_array(encoded):
-    """("array", shape, flat float64 values or a summary dict), or None: not numbers."""
+def _as_array(encoded, summarise: bool = True):
+    """("array", shape, flat float64 values or a summary dict), or None: not numbers; large
+    arrays summarised as the kernel summarises them, unless not ``summarise``."""
     number = _number(encoded)
     if number is not None:
         return ("array", (), np.array([number]))
@@ -76,21 +114,23 @@ def _as_array(encoded):
         shape = tuple(spec["shape"])
         if "summary" in spec:
             return ("array", shape, spec["summary"])
-        return _sized(shape, np.array([_number(v) for v in spec["values"]], dtype=float))
+        return _sized(shape, np.array([_number(v) for v in spec["values"]], dtype=float),
+                      summarise)
     if isinstance(encoded, list):
-        items = [_as_array(item) for item in encoded]
+        items = [_as_array(item, summarise=False) for item in encoded]
         if not items or any(item is None or isinstance(item[2], dict) for item in items):
             return None
         shapes = {item[1] for item in items}
         if len(shapes) != 1:
             return None
-        return _sized((len(items), *shapes.pop()), np.concatenate([item[2] for item in items]))
+        return _sized((len(items), *shapes.pop()), np.concatenate([item[2] for item in items]),
+                      summarise)
     return None
 
 
-def _sized(shape, flat):
+def _sized(shape, flat, summarise: bool = True):
     """A flat array as reported: summarised, as the kernel does, when it is large."""
-    return ("array", shape, flat if flat.size <= FULL else summary(flat))
+    return ("array", shape, summary(flat) if summarise and flat.size > FULL else flat)
 
 
 # --- comparison --------------------------------------------------------------------------

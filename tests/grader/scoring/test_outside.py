@@ -16,7 +16,7 @@ from nbformat.v4 import new_code_cell, new_output
 from course_utils.checks.guards.report import FULL, MIME, encode
 from course_utils.exercises import Compare
 from grader.scoring.outside import OUTSIDE, CompareOutside, take_reports, verdict
-from grader.scoring.same_value import same
+from grader.scoring.same_value import kept, same
 
 LOOSE = Compare()
 
@@ -159,3 +159,24 @@ def test_the_preprocessor_fails_a_wrong_cell_keeps_a_kernel_failure_and_strips_e
         assert plain.outputs == []
         assert not any(MIME in output.get("data", {}) for output in cell.outputs)
     assert outputs == [[], [OUTSIDE], ["TestFailed"]]
+
+
+def test_random_features_compare_by_the_kernel_they_estimate():
+    """Features of one Gaussian kernel made two honest ways (cos(wᵀx + b) and cos(b − wᵀx),
+    w and −w being equally likely) estimate one kernel; features without the √2, or of
+    another bandwidth, do not."""
+    rule = Compare(feature_map=True)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(4, 2))
+    w, b = rng.normal(size=(2, 8000)), rng.uniform(0, 2 * np.pi, 8000)
+    solution = np.sqrt(2 / 8000) * np.cos(x @ w + b)
+    stored_gram = kept(encode(solution, whole=True), rule)
+    assert stored_gram["features"] == 8000
+    exact = np.exp(-((x[:, None] - x[None]) ** 2).sum(-1) / 2)
+    assert np.abs(np.array(stored_gram["gram"]) - exact).max() < 0.05   # the estimate is one
+    negated = np.sqrt(2 / 8000) * np.cos(b - x @ w)
+    assert same(encode(negated, whole=True), stored_gram, rule)
+    assert not same(encode(negated / np.sqrt(2), whole=True), stored_gram, rule)
+    assert not same(encode(np.sqrt(2 / 8000) * np.cos(2 * x @ w + b), whole=True),
+                    stored_gram, rule)
+    assert not same(encode(negated[:, :4000], whole=True), stored_gram, rule)
