@@ -35,7 +35,6 @@ from .guards import *  # noqa: F403
 from .guards.twins import *  # noqa: F403
 from .linear_attention import *  # noqa: F403
 from .masked_attention import *  # noqa: F403
-from .one_line import *  # noqa: F403
 from .pretraining import *  # noqa: F403
 from .random_features import *  # noqa: F403
 from .skipgram import *  # noqa: F403
@@ -52,5 +51,7 @@ MISTAKES_BY_TOPIC: dict[str, dict[str, str]] = {
     "random_features": random_features.RF_MISTAKES,
     "transformer_blocks": transformer_blocks.BLOCK_MISTAKES,
 }
+
+from course_utils.exercises.checking import check, grade  # noqa: E402  (the test cells' own)
 
 _guards.record_baseline()

@@ -17,6 +17,8 @@ skip every test; nothing outside the cell stands between ``def _`` and ``_()``).
 """
 
 import ast
+import builtins
+import re
 from pathlib import Path
 
 import nbformat
@@ -76,3 +78,72 @@ def test_test_cells_bind_no_top_level_name(path):
 ])
 def test_names_bound_sees_every_top_level_binding(code, expected):
     assert names_bound(code) == expected
+
+
+HIDDEN = re.compile(r"^### BEGIN HIDDEN TESTS\n(.*?)^### END HIDDEN TESTS", flags=re.S | re.M)
+# notebooks whose test cells are still in the form before one-line checks (converted one by
+# one; each conversion removes its name)
+OLD_FORM = {"01_static_vs_contextual", "02_skipgram", "03_bpe", "04_alpha3_by_hand",
+            "06_transformer_blocks", "07_linear_attention", "08_random_fourier_features",
+            "09_bert_and_gpt"}
+
+
+def hidden_problems(code: str, modules: set[str]) -> list[str]:
+    """What a test cell's hidden tests do that they must not: call anything of ``checks``
+    but ``grade`` (a check computes an expected value in the kernel), or read a global of
+    the notebook other than its imported ``modules`` (an answer may have changed it)."""
+    region = HIDDEN.search(code)
+    if not region:
+        return ["no hidden tests"]
+    tree = ast.parse(region.group(1))
+    problems = [f"calls checks.{node.func.attr} (line {node.lineno})" for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "checks"
+                and node.func.attr != "grade"]
+    bound = {name for name, _ in ModuleNames(tree).bindings}
+    bound |= {node.id for node in ast.walk(tree)
+              if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    bound |= {arg.arg for node in ast.walk(tree) if isinstance(node, ast.arguments)
+              for arg in node.args + node.kwonlyargs}
+    read = {node.id: node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    problems += [f"reads the notebook's {name} (line {line})" for name, line in read.items()
+                 if name not in bound | modules | {"checks"} and name not in dir(builtins)]
+    return problems
+
+
+def imported_modules(notebook) -> set[str]:
+    """The names the notebook's code cells bind by import (torch, np, math, F, ...)."""
+    names = set()
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("path", [p for p in SOLUTIONS if p.stem not in OLD_FORM],
+                         ids=lambda path: path.stem)
+def test_hidden_tests_only_report_on_inputs_of_their_own(path):
+    notebook = nbformat.read(path, as_version=4)
+    modules = imported_modules(notebook)
+    found = {grade_id: hidden_problems(code, modules)
+             for grade_id, code in autograder_tests(notebook)}
+    assert not {grade_id: problems for grade_id, problems in found.items() if problems}, found
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("def _():\n    x = torch.ones(2)\n    checks.grade('f', x)\n_()\ndel _\n", []),
+    ("checks.grade('f', E)\n", ["reads the notebook's E (line 1)"]),
+    ("checks.check_close(f(1), 2)\n", ["calls checks.check_close (line 1)",
+                                      "reads the notebook's f (line 1)"]),
+    ("for n in range(3):\n    checks.grade('f', n, k=len([n]))\n", []),
+])
+def test_hidden_problems_sees_expected_values_and_globals(code, expected):
+    cell = f"checks.check('f', 1)\n### BEGIN HIDDEN TESTS\n{code}### END HIDDEN TESTS\n"
+    assert hidden_problems(cell, {"torch"}) == expected

@@ -48,6 +48,7 @@ __all__ = [
     "LibraryTwinError",
     "NotAllowed",
     "RuleBroken",
+    "check_named",
     "check_nothing_left_behind",
     "checked_plainly",
     "library_twins_unavailable",
@@ -112,6 +113,18 @@ def notebook_namespace(fallback: dict) -> dict:
     return shell.user_ns if shell is not None else fallback
 
 
+_BY_NAME: dict[str, Callable] = {}  # every check, undecorated, by its name
+
+
+def check_named(name: str) -> Callable:
+    """The check ``name`` of the topic modules (an exercise record's ``check``), as written:
+    for a caller that has made the answer plain already (``course_utils.exercises.checking``)."""
+    if name not in _BY_NAME:
+        raise ValueError(f"no check named {name!r} in course_utils.checks: expected one of "
+                         f"{sorted(_BY_NAME)}")
+    return _BY_NAME[name]
+
+
 def checked_plainly(check: Callable) -> Callable:
     """Decorator of every ``check_...`` function (and ``as_tensor``) of the topic modules,
     whose first argument is the answer: run it only when nothing is left behind, and on the
@@ -122,6 +135,7 @@ def checked_plainly(check: Callable) -> Callable:
     """
 
     signature = inspect.signature(check)
+    _BY_NAME[check.__name__] = check
 
     @functools.wraps(check)
     def run(answer, *args, **kwargs):

@@ -34,7 +34,7 @@ from grader.running.execute import instructor_cells_setting
 from grader.running.machine import default_workers
 from grader.running.sandbox import Limits, unavailable
 from grader.running.worker import Job, Result
-from grader.scoring import selfcheck
+from grader.scoring import outside, selfcheck
 from grader.state import Status
 
 
@@ -195,7 +195,9 @@ def plan(course, assignment, workers, regrade, limits, outcomes, summary,
 def incidents(result: Result) -> str:
     """What made cells of the result score 0 that the TA should know: 'cell <id> timed
     out', 'ran out of memory', 'failed with its traceback hidden' (:mod:`grader.running.execute`),
-    and 'N cells were aborted, not run (from cell <id>)'."""
+    'passed in the kernel but not on the grader's comparison' (:mod:`grader.scoring.outside`:
+    a check the notebook changed, or values reported twice), and 'N cells were aborted, not
+    run (from cell <id>)'."""
     events, aborted = [], []
     for text in result.notebooks.values():
         for cell in nbformat.reads(text, as_version=4).cells:
@@ -209,6 +211,9 @@ def incidents(result: Result) -> str:
                     events.append(f"cell {where} failed with its traceback hidden")
                 elif output.ename == execute.ABORTED:
                     aborted.append(where)
+                elif output.ename == outside.OUTSIDE:
+                    events.append(f"cell {where} passed in the kernel but not on the grader's "
+                                  "comparison")
     if aborted:
         events.append(f"{len(aborted)} cells were aborted, not run (from cell {aborted[0]})")
     return "; ".join(events)

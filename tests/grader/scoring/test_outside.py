@@ -180,3 +180,17 @@ def test_random_features_compare_by_the_kernel_they_estimate():
     assert not same(encode(np.sqrt(2 / 8000) * np.cos(2 * x @ w + b), whole=True),
                     stored_gram, rule)
     assert not same(encode(negated[:, :4000], whole=True), stored_gram, rule)
+
+
+def test_the_ta_is_told_of_a_cell_that_passed_in_the_kernel_but_not_outside():
+    from nbformat.v4 import new_notebook, writes
+
+    from grader.running.worker import Result
+    from grader.scoring.autograde import incidents
+
+    cell = reported_cell("test_x", [])
+    cell.outputs.append(new_output("error", ename=OUTSIDE, evalue="check 1 of 2 ...",
+                                   traceback=[]))
+    result = Result("a1", "ada", graded=True, notebooks={"nb.ipynb": writes(
+        new_notebook(cells=[cell]))})
+    assert incidents(result) == "cell test_x passed in the kernel but not on the grader's comparison"

@@ -1,6 +1,7 @@
 """One-line test cells: ``check`` runs a visible test, ``grade`` hands a hidden one over.
 
-A test cell names its exercise once and its inputs once::
+A test cell (``from course_utils import checks`` in the notebook's first cell, which
+re-exports both) names its exercise once and its inputs once::
 
     check("attention_update", E, S, W_Q, W_K_source, W_V_source)
     ### BEGIN HIDDEN TESTS
@@ -22,7 +23,7 @@ from the notebook's globals, which an answer's own code may have changed.
 
 import sys
 
-from course_utils.checks.guards import notebook_namespace, own_work
+from course_utils.checks.guards import check_named, notebook_namespace, own_work
 from course_utils.checks.guards.report import report
 from course_utils.exercises import exercise as record_of
 
@@ -36,8 +37,6 @@ class TestFailed(AssertionError):
 def check(exercise: str, *inputs, **keyword_inputs) -> None:
     """Run ``exercise``'s function on ``inputs`` and check the result (a visible test)."""
     __tracebackhide__ = True
-    import course_utils.checks as checks
-
     record = record_of(exercise)
     if not record.check:
         raise ValueError(f"the record of {exercise} names no check: give it one "
@@ -45,7 +44,7 @@ def check(exercise: str, *inputs, **keyword_inputs) -> None:
     label = _call_label(exercise, sys._getframe(1), inputs, keyword_inputs)
     result = own_work(_answer(exercise), exercise)(*inputs, **keyword_inputs)
     try:
-        getattr(checks, record.check)(result, *inputs, name=label, **keyword_inputs)
+        check_named(record.check)(result, *inputs, name=label, **keyword_inputs)
     except AssertionError as failure:
         raise TestFailed(str(failure)) from None
     print(f"✓ {label} passed")
