@@ -1,35 +1,54 @@
 """What an exercise's answer may compute with: an allowlist, one entry per exercise.
 
-While an answer runs (``allowlist.py``), every Python function that starts must be the
-notebook's own code or come from a module its ``Allowance`` names, every C function the
-answer calls must be one it names, and every torch function must be one of its
-``torch_ops``. What is not named is refused where it is called. Each exercise's text says
-what it may use in the words of ``Allowance.says``; a student who follows the text is never
-refused (the ``CORRECT`` cases of tests/grading_cases/ prove it).
+While an answer runs (``allowlist.py``), every Python function the answer's own code calls
+(or hands to ``map``, ``sorted``, ``functools``...) must come from a module or be a function
+its ``Allowance`` names, every C function it calls must be one it names, and every torch
+function must be one of its ``torch_ops`` (an in-place ``op_`` and a documented alias of an
+allowed op are allowed with it). What an allowed function does inside is its own business.
+What is not named is refused where it is called. Each exercise's text says what it may use
+in the words of ``Allowance.says``; a student who follows the text is never refused (the
+``CORRECT`` cases of tests/grading_cases/ prove it).
+
+Every table here is read-only: tuples, frozensets, frozen ``Allowance`` objects, and
+mapping proxies over dicts of those.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 
-__all__ = ["ALLOWANCES", "Allowance", "allowance_of"]
+__all__ = ["ALIASES", "ALLOWANCES", "Allowance", "allowance_of"]
 
-# Python code that may run while an answer runs, by module: the plain modules of the
-# standard library, NumPy and the parts of torch its tensor operations run through.
+# Python's statistics, by function: not linear_regression, which fits a line in one call.
+STATISTICS = tuple(f"statistics.{name}" for name in (
+    "mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low", "median_high",
+    "median_grouped", "mode", "multimode", "quantiles", "pstdev", "pvariance", "stdev",
+    "variance", "covariance", "correlation", "NormalDist", "StatisticsError"))
+# Python code an answer may call, by module or by name: the plain modules of the standard
+# library, NumPy and the parts of torch its tensor operations are written in.
 PLAIN = ("typing", "collections", "_collections_abc", "functools", "heapq", "bisect", "re",
          "string", "copy", "copyreg", "dataclasses", "enum", "abc", "numbers", "contextlib",
-         "operator", "keyword", "reprlib", "random", "statistics", "fractions", "warnings",
-         "weakref", "_weakrefset", "encodings", "codecs", "textwrap", "unicodedata",
-         "importlib._bootstrap", "importlib._bootstrap_external", "locale",
-         # the import system's finders, and reading the environment (os.environ)
-         "_distutils_hack", "os._Environ", "os._createenviron")
+         "operator", "keyword", "reprlib", "random", "fractions", "decimal", "_pydecimal",
+         "warnings", "weakref", "_weakrefset", "encodings", "codecs", "textwrap",
+         "unicodedata", "locale", *STATISTICS,
+         # what an import statement runs, and reading the environment (os.environ)
+         "importlib._bootstrap._find_and_load", "importlib._bootstrap._handle_fromlist",
+         "importlib._bootstrap._lock_unlock_module", "os._Environ", "os._createenviron",
+         # what NumPy's random generators call from C: a lock
+         "threading.RLock")
 NUMPY = ("numpy",)
 TORCH = ("torch._tensor", "torch._tensor_str", "torch.functional", "torch.nn", "torch._VF",
-         "torch.overrides", "torch.utils._contextlib", "torch.autograd.grad_mode",
+         "torch.utils._contextlib", "torch.autograd.grad_mode",
          "torch._jit_internal", "torch.random", "torch.types", "torch._utils",
          "torch._namedtensor_internals", "torch.linalg", "torch.special", "torch.fft",
          "torch.utils._device", "torch.storage", "torch._refs", "torch._prims_common",
          "torch._decomp", "torch.fx.experimental.symbolic_shapes", "torch._check",
          "torch._check_with", "torch.jit._trace.is_tracing", "torch.utils._config_module",
-         "torch._library", "torch.backends")
+         "torch._library", "torch.backends", "torch.is_tensor", "torch.is_storage",
+         "torch.typename", "torch.set_default_dtype", "torch.get_default_device",
+         "torch.cuda.is_available", "torch.cuda.device_count",
+         # the wrapper torch puts around some of its functions (torch.manual_seed)
+         "torch._compile._disable_dynamo.<locals>.inner")
 # Parts of those that do a whole job for the answer or step outside it.
 NEVER = ("numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing",
          "torch.nn.parallel", "torch.nn.utils.stateless", "torch.nn.modules.transformer",
@@ -39,18 +58,20 @@ NEVER = ("numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing",
 BUILTINS = frozenset({
     "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "format", "hash", "hex",
     "isinstance", "issubclass", "iter", "len", "max", "min", "next", "oct", "ord", "pow",
-    "print", "repr", "round", "sorted", "sum", "__build_class__", "aiter", "anext",
+    "print", "repr", "round", "sorted", "sum", "__build_class__", "aiter", "anext", "hasattr",
+    "id",
 })
 C_MODULES = ("math", "cmath", "_collections", "collections", "itertools", "_functools",
              "functools", "_heapq", "heapq", "_bisect", "bisect", "_operator", "operator",
              "_random", "random", "re", "_sre", "unicodedata", "_string", "string",
              "_abc", "numpy", "torch", "_codecs", "codecs", "_struct", "_json", "_warnings",
-             "warnings")
+             "warnings", "decimal", "_decimal")
 
 # torch's elementary operations, by the name its function mode sees: making tensors,
 # arithmetic, comparisons, elementwise functions, reductions, products, shapes, indexing,
 # conversions. Not: a layer's or a library routine's whole job (attention, normalisation,
 # distances, similarities, embeddings), autograd, TorchScript, compilation, dispatch.
+# With each op its in-place op_ (``Allowance.allows_op``) and its ALIASES.
 ELEMENTARY = frozenset("""
 tensor as_tensor from_numpy zeros ones full empty zeros_like ones_like full_like empty_like
 rand randn randint randperm rand_like randn_like normal manual_seed Generator
@@ -98,7 +119,35 @@ result_type promote_types can_cast get_default_dtype set_printoptions device
 lift_fresh lift_fresh.default
 __torch_function__ requires_grad_ no_grad enable_grad set_grad_enabled is_grad_enabled
 _set_grad_enabled
+tensor_split hsplit vsplit dsplit split_with_sizes unsafe_split unsafe_chunk atleast_1d
+atleast_2d atleast_3d ravel block_diag diff trace unfold narrow_copy index_copy index_reduce
+select_scatter slice_scatter diagonal_scatter argwhere fill_diagonal_ put put_ msort
+resize_ resize_as_ vander tril_indices triu_indices
+signbit heaviside nan_to_num nansum nanmean nanmedian quantile nanquantile aminmax
+isneginf isposinf isreal cov corrcoef sinc lgamma digamma polygamma i0 logit xlogy deg2rad
+rad2deg frexp ldexp copysign nextafter positive trapezoid trapz cumulative_trapezoid
+bernoulli multinomial poisson uniform_ random_ bernoulli_ exponential_ cauchy_ geometric_
+log_normal_ randint_like seed initial_seed get_rng_state set_rng_state
+scalar_tensor empty_strided vecdot
+is_sparse.__get__ is_quantized.__get__ is_meta.__get__ is_mps.__get__ itemsize.__get__
+nbytes.__get__ is_nested.__get__ ndimension dim_order
 """.split())
+# Other names of the ops above, as torch documents them ("alias for torch.sub"...).
+ALIASES = MappingProxyType({
+    "subtract": "sub", "multiply": "mul", "divide": "div", "absolute": "abs", "fix": "trunc",
+    "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
+    "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "greater": "gt",
+    "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
+    "row_stack": "vstack", "special_expit": "sigmoid", "special_exp2": "exp2",
+    "special_expm1": "expm1", "special_log1p": "log1p", "special_logsumexp": "logsumexp",
+    "special_softmax": "softmax", "special_log_softmax": "log_softmax",
+    "special_round": "round", "special_erf": "erf", "special_erfc": "erfc",
+    "special_erfinv": "erfinv", "special_logit": "logit", "special_xlogy": "xlogy",
+    "special_sinc": "sinc", "special_psi": "digamma", "special_digamma": "digamma",
+    "special_gammaln": "lgamma", "special_i0": "i0", "linalg_matmul": "matmul",
+    "linalg_diagonal": "diagonal", "linalg_det": "det", "linalg_vecdot": "vecdot",
+    "linalg_cross": "cross", "linalg_matrix_norm": "matrix_norm",
+})
 
 
 @dataclass(frozen=True)
@@ -112,6 +161,19 @@ class Allowance:
     builtins: frozenset = BUILTINS
     c_modules: tuple[str, ...] = C_MODULES
     never: tuple[str, ...] = NEVER
+
+    def allows_op(self, name: str) -> bool:
+        """Whether the torch function mode may let the op ``name`` run: one of ``torch_ops``,
+        an alias of one (``subtract``), or the in-place form of one (``tril_``,
+        ``clamp_min_``, ``__ifloordiv__``)."""
+        ops = self.torch_ops
+        if name in ops or ALIASES.get(name) in ops:
+            return True
+        if name.startswith("__i") and name.endswith("__"):  # __iadd__: in place of __add__
+            return f"__{name[3:]}" in ops
+        if name.endswith("_") and not name.endswith("__"):  # add_: in place of add
+            return name[:-1] in ops or ALIASES.get(name[:-1]) in ops
+        return False
 
 
 DEFAULT = Allowance()
@@ -141,7 +203,8 @@ BYTE_LEVEL = Allowance(
     modules=DEFAULT.modules + ("regex", "course_utils.validation") + READING_A_TOKENIZER,
     c_modules=DEFAULT.c_modules + ("regex", "_regex"))
 
-ALLOWANCES: dict[str, Allowance] = {
+# Read-only: a mapping proxy over frozen Allowance objects.
+ALLOWANCES: MappingProxyType[str, Allowance] = MappingProxyType({
     "window_loss": Allowance(torch_ops=ELEMENTARY | LOSSES),
     "sgd_step": NO_AUTOGRAD,
     # 08's Gaussian kernel may take the distances from torch.cdist (the kernel is the exercise)
@@ -157,7 +220,7 @@ ALLOWANCES: dict[str, Allowance] = {
     # that they are Cauchy is the exercise
     "laplacian_frequencies": Allowance(
         says=DEFAULT.says + ", and SciPy's distributions",
-        modules=DEFAULT.modules + ("scipy.stats", "scipy._lib", "inspect"),
+        modules=DEFAULT.modules + ("scipy.stats", "scipy._lib"),
         c_modules=DEFAULT.c_modules + ("scipy",)),
     # 01's exercise 4 derives a softmax whose exponentials cannot overflow: torch's softmax
     # functions, which take that step already, are refused
@@ -181,11 +244,17 @@ ALLOWANCES: dict[str, Allowance] = {
     # test causality, not the test)
     "is_causal": Allowance(
         says=DEFAULT.says + ", the model it is given, and autograd",
-        modules=DEFAULT.modules + MODEL_MODULES + ("torch.autograd", "logging"),
+        modules=DEFAULT.modules + MODEL_MODULES + ("torch.autograd",),
         torch_ops=ELEMENTARY | MODEL_OPS | {"grad", "backward", "jacobian"}),
-}
+})
 
 
-def allowance_of(exercise: str | None) -> Allowance:
-    """The allowance of ``exercise`` (a grade id); the plain one for any other code."""
-    return ALLOWANCES.get(exercise or "", DEFAULT)
+def _reader(table: MappingProxyType) -> Callable[[str | None], Allowance]:
+    def allowance_of(exercise: str | None) -> Allowance:
+        """The allowance of ``exercise`` (a grade id); the plain one for any other code."""
+        return table.get(exercise or "", DEFAULT)
+
+    return allowance_of
+
+
+allowance_of = _reader(ALLOWANCES)  # holds the table itself, whatever a notebook rebinds

@@ -7,11 +7,11 @@ While nbgrader grades, ``grader.running.execute.Execute`` sends each answer cell
 
 (the magic is the kernel's extension ``course_utils.grading_kernel``), and it runs the cell
 in the allowlist's region (``allowlist.cell_region``), without displaying its last value
-(the display machinery is IPython's, not the answer's). The functions the cell defines stay
-under the allowlist wherever they are called later (a plain cell that plots the answer, a
-test): each is replaced by ``guarded(function)``. A cell that caught a refusal and went on
-is remembered: every later call of an answer by a test fails (``refused_cell``), since what
-ran after the refusal ran unchecked.
+(the display machinery is IPython's, not the answer's). The functions the cell defines
+(decorated ones too) stay under the allowlist wherever they are called later (a plain cell
+that plots the answer, a test): each is replaced by ``guarded(function)``. A cell that
+caught a refusal and went on is remembered: every later call of an answer by a test fails
+(``refused_cell``), since what ran after the refusal ran unchecked.
 """
 
 import functools
@@ -36,8 +36,20 @@ def answer_cell(line: str, cell: str) -> None:
     if region.refused and not isinstance(result.error_in_exec, NotAllowed):
         _refused_cells.append(region.refused)
     for name, value in list(namespace.items()):
-        if before.get(name) is not value and is_own(value):
+        if before.get(name) is not value and _defines(value):
             namespace[name] = guarded(value, exercise)
+
+
+def _defines(value) -> bool:
+    """Whether ``value`` is a function of the notebook's own code, or one that wraps such a
+    function (``@torch.no_grad()``, ``@functools.cache``)."""
+    for _ in range(8):
+        if is_own(value):
+            return True
+        value = getattr(value, "__wrapped__", None) if callable(value) else None
+        if value is None:
+            return False
+    return False
 
 
 def guarded(function: Callable, exercise: str | None) -> Callable:

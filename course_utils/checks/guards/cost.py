@@ -23,6 +23,7 @@ interpreter hook (what it leaves out is said in the README, Instructors).
 import tracemalloc
 from collections.abc import Callable
 from functools import partial
+from types import MappingProxyType
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -32,15 +33,15 @@ from .rules import RuleBroken
 
 __all__ = ["LINEAR", "RATIO", "SHORT", "check_cost"]
 
-LINEAR = {"kernel_attention", "causal_linear_attention"}
+LINEAR = frozenset({"kernel_attention", "causal_linear_attention"})
 """Exercises whose answers take ``(q, k, v, feature_map)``, the positions on the axis -2 of
-``q``, ``k`` and ``v``, and must do work linear in the number of positions."""
+``q``, ``k`` and ``v``, and must do work linear in the number of positions (read-only)."""
 
 SHORT = 64  # the answer runs on SHORT, then 2 × SHORT positions
 RATIO = 3.0  # a count that grows more than this when the length doubles is not linear
 OUTSIDE = "bytes allocated outside torch"
-SMALLEST = {"aten operations": 2 * SHORT, "entries produced": 2 * SHORT,
-            "FLOPs of matrix products": 2 * SHORT, OUTSIDE: 16 * 2**10}
+SMALLEST = MappingProxyType({"aten operations": 2 * SHORT, "entries produced": 2 * SHORT,
+                             "FLOPs of matrix products": 2 * SHORT, OUTSIDE: 16 * 2**10})
 """Below these, a count at 2 × SHORT is a fixed cost, whatever its growth."""
 
 

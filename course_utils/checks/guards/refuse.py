@@ -19,15 +19,15 @@ import contextlib
 import fnmatch
 import functools
 import importlib
-import os
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from torch.overrides import TorchFunctionMode
 
+from course_utils.grading_kernel import start_switch
+
 from .after_import import after_import
-from .allowances import allowance_of
 from .rules import RULES
 from .twins import TORCH_TWINS, TWINS
 
@@ -37,6 +37,8 @@ __all__ = [
     "functions_at",
     "library_twins_unavailable",
     "op_name",
+    "refuse",
+    "twin_message",
     "twin_functions",
     "watching",
 ]
@@ -50,21 +52,29 @@ class LibraryTwinError(AssertionError):
 
 # An instructor trying an exercise's allowlist out: refusals are written to this file, one
 # per line, and not raised (COURSE_ALLOWLIST_RECORD=<file> jupyter nbconvert --execute ...).
-RECORD = os.environ.get("COURSE_ALLOWLIST_RECORD")
-# COURSE_ALLOWLIST=off leaves the allowlist out, for measuring what it costs (make bench);
-# read once, when the notebook imports the checks, before any answer runs.
-ALLOWLIST = os.environ.get("COURSE_ALLOWLIST", "on") != "off"
+RECORD = start_switch("COURSE_ALLOWLIST_RECORD")
+# COURSE_ALLOWLIST=off leaves the allowlist out, for measuring what it costs (make bench).
+# Both are read from the kernel's start environment (course_utils.grading_kernel), never
+# from os.environ, and the guards act on the copies their functions hold, not on these names.
+ALLOWLIST = start_switch("COURSE_ALLOWLIST", "on") != "off"
 
 
-def refuse(error: LibraryTwinError) -> None:
-    """Raise ``error``; with ``COURSE_ALLOWLIST_RECORD`` set, write it down instead."""
-    if not RECORD:
-        raise error
-    with open(RECORD, "a") as record:
-        record.write(f"{error}\n")
+def _refuser(record: str | None) -> Callable[[LibraryTwinError], None]:
+    def refuse(error: LibraryTwinError) -> None:
+        """Raise ``error``; with ``COURSE_ALLOWLIST_RECORD`` set, write it down instead."""
+        if not record:
+            raise error
+        with open(record, "a") as file:
+            file.write(f"{error}\n")
+
+    return refuse
 
 
-def _message(exercise: str, what: str) -> str:
+refuse = _refuser(RECORD)
+
+
+def twin_message(exercise: str, what: str) -> str:
+    """What a refusal of the library's answer says."""
     return (f"{exercise} called {what}, the library's own answer to this exercise: "
             "write it with your own code (torch, numpy and plain Python are all fine)")
 
@@ -138,13 +148,15 @@ def _not_imported(path: str) -> list[str]:
 
 
 def twin_functions(
-    exercise: str, namespace: dict | None = None, *, imported_only: bool = False
+    exercise: str, namespace: dict | None = None, *, imported_only: bool = False,
+    twins: Mapping[str, tuple[str, ...]] = TWINS,
 ) -> dict[Callable, str]:
     """{function object: its path} of every Python twin of ``exercise`` (``functions_at``);
     a function wrapped with ``functools.wraps`` brings the function it wraps. With
-    ``imported_only``, the twins of modules not imported yet are left out (none imported)."""
+    ``imported_only``, the twins of modules not imported yet are left out (none imported).
+    ``twins`` is the table (``TWINS``; a test may pass its own)."""
     found = {}
-    for path in TWINS.get(exercise, ()):
+    for path in twins.get(exercise, ()):
         if imported_only and _not_imported(path):
             continue
         for name, function in functions_at(path, namespace):
@@ -178,7 +190,8 @@ def _refusing_code(function: types.FunctionType, error: LibraryTwinError) -> typ
 
 
 @contextlib.contextmanager
-def library_twins_unavailable(exercise: str, namespace: dict | None = None) -> Iterator[None]:
+def library_twins_unavailable(exercise: str, namespace: dict | None = None,
+                              twins: Mapping[str, tuple[str, ...]] = TWINS) -> Iterator[None]:
     """While the block runs, every Python twin of ``exercise`` raises ``LibraryTwinError``
     (an ``AssertionError``: the test fails) with a message that says why.
 
@@ -188,13 +201,14 @@ def library_twins_unavailable(exercise: str, namespace: dict | None = None) -> I
     swapped: dict[Callable, types.CodeType] = {}
 
     def refuse_reachable_twins() -> None:
-        for function, path in twin_functions(exercise, namespace, imported_only=True).items():
+        for function, path in twin_functions(exercise, namespace, imported_only=True,
+                                             twins=twins).items():
             if function not in swapped:
                 swapped[function] = function.__code__
-                error = LibraryTwinError(_message(exercise, path))
+                error = LibraryTwinError(twin_message(exercise, path))
                 function.__code__ = _refusing_code(function, error)
 
-    waiting = {name for path in TWINS.get(exercise, ()) for name in _not_imported(path)}
+    waiting = {name for path in twins.get(exercise, ()) for name in _not_imported(path)}
     try:
         refuse_reachable_twins()
         with after_import(waiting, refuse_reachable_twins):
@@ -214,26 +228,21 @@ def op_name(function) -> str:
 
 
 class TorchWatch(TorchFunctionMode):
-    """Every torch call of an answer to ``exercise``: refused unless its name is one of the
-    elementary operations the exercise allows (``allowances.py``) and holds none of its
-    ``TORCH_TWINS`` fragments, and checked against its ``RULES``, which are made from the
-    answer's arguments."""
+    """Every torch call of an answer to ``exercise``: refused when its name holds one of the
+    exercise's ``TORCH_TWINS`` fragments, and checked against its ``RULES``, which are made
+    from the answer's arguments. (Whether the op is one the exercise allows at all is the
+    allowlist's question: its region has a function mode of its own, ``allowlist.py``.)"""
 
     def __init__(self, exercise: str, args: tuple, kwargs: dict):
         super().__init__()
         self.exercise = exercise
-        self.allowance = allowance_of(exercise)
         self.fragments = TORCH_TWINS.get(exercise, ())
         self.rules = [rule(exercise, args, kwargs) for rule in RULES.get(exercise, ())]
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = op_name(func)
         if any(fragment in name for fragment in self.fragments):
-            raise LibraryTwinError(_message(self.exercise, f"torch's {name}"))
-        if ALLOWLIST and name not in self.allowance.torch_ops:
-            refuse(LibraryTwinError(
-                f"torch's {name} is not yours: while the tests run {self.exercise}, it may use "
-                f"{self.allowance.says}, and your own code"))
+            raise LibraryTwinError(twin_message(self.exercise, f"torch's {name}"))
         for rule in self.rules:
             rule.before(name)
         result = func(*args, **(kwargs or {}))

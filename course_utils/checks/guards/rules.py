@@ -11,6 +11,8 @@ and ``after(name, result)`` with what the call returned. A broken rule raises
   queries and another as long as the keys, the N_q × N_k matrix the exercise avoids.
 """
 
+from types import MappingProxyType
+
 import torch
 
 __all__ = ["RULES", "NoAutograd", "NoSquareMatrix", "RuleBroken"]
@@ -81,8 +83,9 @@ class NoSquareMatrix:
                 )
 
 
-RULES: dict[str, tuple[type, ...]] = {
+# Read-only (a mapping proxy over tuples): a notebook cannot edit it.
+RULES: MappingProxyType[str, tuple[type, ...]] = MappingProxyType({
     "sgd_step": (NoAutograd,),
     "kernel_attention": (NoSquareMatrix,),
     "causal_linear_attention": (NoSquareMatrix,),
-}
+})

@@ -17,9 +17,12 @@ these tables are that list. The grading also reads ``TWINS`` to flag answer cell
 import a twin (``grader.integrity.tamper.twins``, the TA tools in grading/).
 """
 
+from types import MappingProxyType
+
 __all__ = ["TORCH_TWINS", "TWINS"]
 
-TWINS: dict[str, tuple[str, ...]] = {
+# Both tables are read-only (a mapping proxy over tuples): a notebook cannot edit them.
+TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     # 01_static_vs_contextual
     "embed": ("course_utils.words.embeddings.one_hot", "course_utils.words.embeddings.lookup"),
     "cosine_matrix": (
@@ -257,12 +260,12 @@ TWINS: dict[str, tuple[str, ...]] = {
         "sklearn.kernel_approximation.*",
         "course_utils.checks.random_features._positive",
     ),
-}
+})
 
 # Fragments of the torch functions that answer an exercise (see the module docstring).
 ATTENTION = ("scaled_dot_product", "multi_head_attention")
 NORMALISATIONS = ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm")
-TORCH_TWINS: dict[str, tuple[str, ...]] = {
+TORCH_TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     "updated_embedding": ATTENTION,
     "updated_embeddings": ATTENTION,
     "causal_attention": ATTENTION,
@@ -273,4 +276,4 @@ TORCH_TWINS: dict[str, tuple[str, ...]] = {
     "masked_lm_loss": ("cross_entropy", "nll_loss"),
     "kernel_attention": ATTENTION,
     "causal_linear_attention": ATTENTION,
-}
+})

@@ -8,6 +8,7 @@ import regex
 
 from course_utils import checks
 from course_utils.tokens import bpe, cl100k, pre_tokenizer
+from tests.course_utils.checks import cell
 
 C = bpe.corpus_from_text("low " * 5 + "lowest " * 2 + "newer " * 6 + "wider " * 3 + "new " * 2)
 BANANA = {("b", "a", "n", "a", "n", "a", "_"): 2, ("a", "a", "a", "a", "a", "_"): 1,
@@ -263,12 +264,15 @@ def test_every_encoding_method_of_the_tokenizer_is_refused_in_merge_chunk_and_en
     fast merge answer the exercises as well as encode does: all are refused, then back."""
     from course_utils.tokens.byte_merges import _byte_pair_merge_fast
 
+    @cell
     def merge_chunk(piece, ranks):
         return gpt4.decode_tokens_bytes(gpt4.encode_ordinary_batch([piece.decode()])[0])
 
+    @cell
     def fast_merge_chunk(piece, ranks):
         return _byte_pair_merge_fast(piece, ranks)
 
+    @cell
     def single_merge_chunk(piece, ranks):
         return [bytes([gpt4.encode_single_token(piece)])]
 
@@ -277,9 +281,11 @@ def test_every_encoding_method_of_the_tokenizer_is_refused_in_merge_chunk_and_en
         with pytest.raises(checks.LibraryTwinError, match="merge_chunk called .*byte_(bpe|merges)"):
             checks.own_work(answer)(b" hello", gpt4.ranks)
 
+    @cell
     def encode(text, ranks, special_tokens):
         return gpt4.encode_batch([text], allowed_special="all")[0]
 
+    @cell
     def fast_encode(text, ranks, special_tokens):
         return [ranks[t] for t in _byte_pair_merge_fast(text.encode(), ranks)]
 
@@ -296,6 +302,7 @@ def test_every_encoding_method_of_the_tokenizer_is_refused_in_merge_chunk_and_en
 def test_the_tokenizer_s_reading_methods_stay_open_during_the_exercises(gpt4):
     """Reading the vocabulary answers nothing: ranks, special tokens, decoding stay open."""
 
+    @cell
     def encode(text, ranks, special_tokens):
         assert gpt4.decode([15339]) == "hello" and gpt4.n_vocab == 100_277
         return [gpt4.ranks[b"hello"]] if text == "hello" else []

@@ -20,7 +20,9 @@ from torch.overrides import TorchFunctionMode
 
 import course_utils.models.attention
 from course_utils import checks
-from course_utils.checks.guards import allowlist, record_baseline
+from course_utils.checks.guards import record_baseline
+from course_utils.checks.guards.refuse import LibraryTwinError, library_twins_unavailable
+from tests.course_utils.checks import as_cells, cell
 
 GENERATOR = torch.Generator().manual_seed(0)
 Q, K, V = torch.randn(3, 6, 4, generator=GENERATOR, dtype=torch.float64)
@@ -84,6 +86,7 @@ def test_a_tensor_subclass_whose_torch_function_says_yes_is_refused():
 
     wrong = torch.zeros(6, 6).as_subclass(Agreeable)
 
+    @cell
     def causal_softmax(s):
         return wrong
 
@@ -129,6 +132,7 @@ def test_a_container_that_holds_itself_is_refused_not_recursed_forever():
 # --- inputs are copies: answers that work in place keep their points --------------------------
 
 def test_answers_that_update_their_inputs_in_place_are_graded_on_what_they_return():
+    @cell
     def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
         phi_k = feature_map(k_i)
         S += torch.outer(phi_k, v_i)
@@ -142,6 +146,7 @@ def test_answers_that_update_their_inputs_in_place_are_graded_on_what_they_retur
     checks.check_recurrent_step(result, S, z, Q[0], K[0], V[0], elu_features)
     assert torch.equal(S, before[0]) and torch.equal(z, before[1])
 
+    @cell
     def layer_norm(x, gamma, beta, eps=1e-5):
         x -= x.mean(dim=-1, keepdim=True)
         x /= torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps)
@@ -156,6 +161,7 @@ def test_answers_that_update_their_inputs_in_place_are_graded_on_what_they_retur
 # --- the library's answer is refused where it computes ----------------------------------------
 
 def test_a_twin_kept_in_a_default_argument_or_found_with_gc_is_refused():
+    @cell
     def causal_softmax(s, softmax=course_utils.models.attention.masked_softmax):
         return softmax(s, KEEP)
 
@@ -165,6 +171,7 @@ def test_a_twin_kept_in_a_default_argument_or_found_with_gc_is_refused():
                  if type(o) is types.FunctionType and o.__qualname__ == "masked_softmax"
                  and o.__module__ == "course_utils.models.attention")
 
+    @cell
     def causal_softmax(s):  # noqa: F811 (a second answer under the exercise's name)
         return found(s, KEEP)
 
@@ -188,26 +195,22 @@ def test_a_twin_not_imported_yet_is_not_imported_by_the_guard_and_is_refused_onc
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(text)
     monkeypatch.syspath_prepend(tmp_path)
-    monkeypatch.setitem(checks.TWINS, "plus_one", (path,))
-    # the twins are the guard behind the allowlist (which refuses __import__ itself)
-    monkeypatch.setattr(allowlist, "ALLOWLIST", False)
+    table = {"plus_one": (path,)}  # the twin guard alone (the allowlist refuses the module)
 
-    def plus_one(x):
-        return x + 1
-
-    assert checks.own_work(plus_one)(1) == 2
-    assert module not in sys.modules  # the guard imported nothing
-
-    def plus_one(x):  # noqa: F811 (the library's answer, imported while the answer runs)
+    def answer():
         library = __import__(module, fromlist=["_"])
-        return library.answer(x) if layout == "flat" else library.Model().answer(x)
+        return library.answer(1) if layout == "flat" else library.Model().answer(1)
 
     try:
-        with pytest.raises(checks.LibraryTwinError, match=path.replace(".", r"\.")):
-            checks.own_work(plus_one)(1)
-        with pytest.raises(checks.LibraryTwinError):  # imported now: refused as any twin
-            checks.own_work(plus_one)(1)
-        assert plus_one(1) == 2  # and given back after each call
+        with library_twins_unavailable("plus_one", twins=table):
+            assert module not in sys.modules  # the guard imported nothing
+        with library_twins_unavailable("plus_one", twins=table):
+            with pytest.raises(LibraryTwinError, match=path.replace(".", r"\.")):
+                answer()  # imported while the answer runs: refused at once
+        with library_twins_unavailable("plus_one", twins=table):
+            with pytest.raises(LibraryTwinError):  # imported now: refused as any twin
+                answer()
+        assert answer() == 2  # and given back after each call
         assert type(sys.modules[module].__loader__).__name__ == "SourceFileLoader"
     finally:
         for name in [name for name in sys.modules if name.startswith("slow_")]:
@@ -215,11 +218,12 @@ def test_a_twin_not_imported_yet_is_not_imported_by_the_guard_and_is_refused_onc
 
 
 @pytest.mark.parametrize("answer", [
-    lambda X, Y, s: sklearn.metrics.pairwise.pairwise_kernels(X, Y, metric="rbf",
-                                                              gamma=1 / (2 * s * s)),
-    lambda X, Y, s: sklearn.gaussian_process.kernels.RBF(s)(X, Y),
+    cell(lambda X, Y, s: sklearn.metrics.pairwise.pairwise_kernels(X, Y, metric="rbf",
+                                                                   gamma=1 / (2 * s * s))),
+    cell(lambda X, Y, s: sklearn.gaussian_process.kernels.RBF(s)(X, Y)),
 ], ids=["pairwise_kernels(metric='rbf')", "the RBF kernel object"])
 def test_scikit_learns_kernels_are_refused_by_any_door(answer):
+    @cell
     def gaussian_kernel(X, Y, sigma):
         return answer(X, Y, sigma)
 
@@ -231,6 +235,7 @@ def test_scikit_learns_kernels_are_refused_by_any_door(answer):
 def test_an_honest_gaussian_kernel_may_use_the_expansion_of_the_distance():
     from sklearn.metrics.pairwise import rbf_kernel
 
+    @cell
     def gaussian_kernel(X, Y, sigma):
         squared = (X**2).sum(1)[:, None] + (Y**2).sum(1)[None, :] - 2 * X @ Y.T
         return np.exp(-squared / (2 * sigma**2))
@@ -255,6 +260,9 @@ def test_an_honest_gaussian_kernel_may_use_the_expansion_of_the_distance():
     ("layer_norm", lambda E: F.batch_norm(E.T[None], None, None, training=True)[0].T),
 ])
 def test_torchs_answer_is_refused_at_the_op_whatever_the_path(exercise, call):
+    call = cell(call)
+
+    @cell
     def answer(*args, **kwargs):
         return call(args[0])
 
@@ -272,6 +280,7 @@ def test_tiktoken_is_refused_in_the_build_exercise_whatever_the_method():
     tiny = tiktoken.Encoding("tiny", pat_str=CL100K_PATTERN, mergeable_ranks=ranks,
                              special_tokens={})
 
+    @cell
     def encode(text, ranks, special_tokens):
         return tiny.encode_to_numpy(text).tolist()
 
@@ -286,6 +295,7 @@ def similarity_attention(Q, K, V, sim):  # the notebook's own quadratic helper (
 
 
 def test_the_notebooks_own_reference_helper_is_a_twin_of_the_exercise_after_it():
+    @cell
     def kernel_attention(q, k, v, feature_map):
         return similarity_attention(q, k, v, lambda a, b: feature_map(a) @ feature_map(b).T)
 
@@ -324,8 +334,13 @@ def with_torch_func(W, ids, t, c, lr):
     return 0.0, grad, W - lr * grad
 
 
+as_cells(globals(), "similarity_attention", "closed_form_step", "with_enable_grad",
+         "with_torch_func")
+
+
 @pytest.mark.parametrize("answer", [with_enable_grad, with_torch_func])
 def test_sgd_step_may_not_use_autograd_even_under_enable_grad(answer):
+    @cell
     def sgd_step(*args):
         return answer(*args)
 
@@ -335,6 +350,7 @@ def test_sgd_step_may_not_use_autograd_even_under_enable_grad(answer):
 
 
 def test_a_closed_form_step_written_in_place_keeps_its_points():
+    @cell
     def sgd_step(W, ids, t, c, lr):
         loss, grad, _ = closed_form_step(W, ids, t, c, lr)
         W -= lr * grad  # in place
@@ -345,6 +361,7 @@ def test_a_closed_form_step_written_in_place_keeps_its_points():
 
 
 def test_linear_attention_may_not_make_the_n_by_n_matrix_by_any_route():
+    @cell
     def kernel_attention(q, k, v, feature_map):
         weights = torch.einsum("id,jd->ij", feature_map(q), feature_map(k))
         return weights @ v / weights.sum(-1, keepdim=True)
@@ -354,6 +371,7 @@ def test_linear_attention_may_not_make_the_n_by_n_matrix_by_any_route():
     with pytest.raises(checks.RuleBroken, match=r"shape \(30, 30\).*no N × N matrix"):
         checks.own_work(kernel_attention)(q, k[:30], v, elu_features)
 
+    @cell
     def kernel_attention(q, k, v, feature_map):  # noqa: F811 (the regrouped form)
         phi_q, phi_k = feature_map(q), feature_map(k)
         return phi_q @ (phi_k.T @ v) / (phi_q @ phi_k.sum(0))[:, None]

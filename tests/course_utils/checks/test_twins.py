@@ -13,6 +13,8 @@ from course_utils.checks.guards.refuse import functions_at
 from course_utils.models.attention import masked_softmax
 from grader.integrity.tamper import imported_twins
 from tests.conftest import REPO
+from tests.course_utils.checks import as_cells
+from tests.course_utils.checks import cell as notebook_cell
 from tests.support.nbgrader_course import grade_id
 
 KEEP = torch.ones(3, 3, dtype=torch.bool).tril()
@@ -29,6 +31,9 @@ def through_the_module(s):  # answers with the module's twin
 
 def written_out(s):  # a student's own code, -1e9 masking
     return torch.softmax(s.masked_fill(~KEEP, -1e9), dim=-1)
+
+
+as_cells(globals(), "causal_softmax", "through_the_module", "written_out")
 
 
 def test_every_twin_names_a_real_function_of_the_library():
@@ -63,11 +68,13 @@ def test_own_code_runs_and_the_twins_come_back_afterwards():
 
 
 def test_a_function_without_twins_runs_under_the_plain_allowance():
+    @notebook_cell
     def unrelated(x):
         return torch.softmax(x.masked_fill(~KEEP, float("-inf")), dim=-1)
 
     assert torch.allclose(checks.own_work(unrelated)(S), masked_softmax(S, KEEP))
 
+    @notebook_cell
     def through_the_course(x):
         return masked_softmax(x, KEEP)
 
@@ -112,6 +119,7 @@ def test_a_method_twin_fails_on_every_object_of_its_class_and_comes_back():
     path = "course_utils.tokens.byte_bpe.BytePairTokenizer.encode"
     assert functions_at(path) == [(path, vars(byte_bpe.BytePairTokenizer)["encode"])]
 
+    @notebook_cell
     def encode(text, ranks, special_tokens):  # answers with the cached tokenizer
         return gpt4.encode(text, allowed_special="all")
 
@@ -123,6 +131,7 @@ def test_a_method_twin_fails_on_every_object_of_its_class_and_comes_back():
 def test_a_right_answer_that_warns_keeps_its_points():
     """nbgrader scores a test cell with any stderr output 0: warnings must not reach it."""
 
+    @notebook_cell
     def causal_softmax(s):
         warnings.warn("a harmless warning from the student's code", UserWarning, stacklevel=1)
         return torch.softmax(s.masked_fill(~KEEP, float("-inf")), dim=-1)
@@ -139,6 +148,7 @@ def test_a_twin_from_another_package_is_refused_in_its_own_module_and_comes_back
 
     original = F.layer_norm
 
+    @notebook_cell
     def layer_norm(x):  # answers with PyTorch's functional layer norm
         return F.layer_norm(x, (3,))
 
