@@ -5,6 +5,8 @@ module of the grader reads them here.
     is_answer(cell)           an answer: a cell nbgrader marks ``solution``
     is_test(cell)             a test cell: a code cell nbgrader grades that is no answer
     is_restored(cell)         a cell autograde puts back from the gradebook (locked, a test)
+    plain_code_ids(source)    the ids of the instructor's code cells nbgrader does not mark
+    is_added(cell, ids)       a code cell the student added (no marks, an id not among those)
     errors(cell)              the cell's error outputs
     test_cell_results(nb)     {grade id: the message its test cell failed with, or ""}
 
@@ -36,6 +38,24 @@ def is_restored(cell: Mapping) -> bool:
     """Whether nbgrader's autograde replaces the cell with the instructor's (locked cells
     and test cells): what a student wrote there never runs."""
     return bool(marks(cell).get("locked")) or is_test(cell)
+
+
+def plain_code_ids(source) -> list[str] | None:
+    """The ids of the code cells of ``source`` (an assignment's source notebook) that nbgrader
+    does not mark: the instructor's plain code cells. None for a notebook whose cells have no
+    ids (before nbformat 4.5)."""
+    if not all(isinstance(cell.get("id"), str) for cell in source["cells"]):
+        return None
+    return [cell["id"] for cell in source["cells"]
+            if cell.get("cell_type") == "code" and "nbgrader" not in cell.get("metadata", {})]
+
+
+def is_added(cell: Mapping, plain_ids: list[str] | None) -> bool:
+    """Whether ``cell`` of a submission is a code cell the student added: no nbgrader marks,
+    and an id not among ``plain_ids`` (:func:`plain_code_ids` of the source; None: no cell
+    is taken for added)."""
+    return (cell.get("cell_type") == "code" and not marks(cell) and plain_ids is not None
+            and cell.get("id") not in plain_ids)
 
 
 def errors(cell: Mapping) -> list:

@@ -570,6 +570,70 @@ def join_in_word(w, pair):
     return tuple(result)
 """, zero=False, flagged=True),
     },
+    # the same two functions pasted into a code cell the student added after the answer,
+    # which only calls them. Full marks; the added cell is flagged beside its answer cell
+    # ("cell merge_pair (cell #12, added after it) matches ...").
+    "pasted_into_an_added_cell": {
+        "merge_pair": Cheat("""
+def merge_pair(corpus, pair):
+    return merged_corpus(corpus, pair)
+""", zero=False, flagged=True, added="""
+def merged_corpus(corpus, pair):
+    result = {}
+    for symbols, freq in corpus.items():
+        joined = joined_symbols(symbols, pair)
+        result[joined] = result.get(joined, 0) + freq
+    return result
+
+
+def joined_symbols(symbols, pair):
+    left, right = pair
+    kept, at = [], 0
+    while at < len(symbols):
+        if at + 1 < len(symbols) and symbols[at] == left and symbols[at + 1] == right:
+            kept.append(left + right)
+            at += 2
+        else:
+            kept.append(symbols[at])
+            at += 1
+    return tuple(kept)
+"""),
+    },
+    # the two pasted with a statement that does nothing slipped between the lines (pass, 0,
+    # ..., x = x, strings, an assignment never read), which alone would hide them (0.35 on the
+    # code as written). Full marks; the cell is flagged with its source.
+    "pasted_with_no_ops": {
+        "merge_pair": Cheat("""
+def merge_pair(corpus, pair):
+    '''The corpus with the pair merged.'''
+    merged = {}
+    0
+    for word, count in corpus.items():
+        new_word = merge_in(word, pair)
+        pass
+        merged[new_word] = merged.get(new_word, 0) + count
+        word = word
+    return merged
+
+
+def merge_in(word, pair):
+    t_left, t_right = pair
+    "left, then right"
+    out, i = [], 0
+    checked = len(word)
+    while i < len(word):
+        ...
+        if i + 1 < len(word) and word[i] == t_left and word[i + 1] == t_right:
+            out.append(t_left + t_right)
+            pass
+            i += 2
+        else:
+            out.append(word[i])
+            i = i
+            i += 1
+    return tuple(out)
+""", zero=False, flagged=True),
+    },
 }
 
 # --- cheats through doors the twin list does not watch (each family: another thread, another

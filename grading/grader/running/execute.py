@@ -35,7 +35,7 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute as NbgraderExecute
 from traitlets import List, Unicode
 
-from grader.cells import is_test, marks
+from grader.cells import is_added, is_test, marks, plain_code_ids
 
 HIDDEN = "HiddenFailure"
 ABORTED = "CellAborted"
@@ -59,7 +59,7 @@ class Execute(NbgraderExecute):
             self._check_assign_resources(resources)
             return self.execute_cell(cell, index, store_history=False), self.resources
         known, nbgrader = self.instructor_cells, marks(cell)
-        added = not nbgrader and known is not None and cell.get("id") not in known
+        added = is_added(cell, known)
         answer = nbgrader.get("solution") or added
         if cell.cell_type != "code" or not answer or not cell.source.strip():
             return super().preprocess_cell(cell, resources, index)
@@ -98,8 +98,5 @@ def instructor_cells_setting(source: NotebookNode) -> str:
     """The line of nbgrader configuration that tells :class:`Execute` the instructor's plain
     code cells of ``source`` (the assignment's source notebook), by id; none for a notebook
     whose cells have no ids (before nbformat 4.5)."""
-    if not all(isinstance(cell.get("id"), str) for cell in source.cells):
-        return ""
-    ids = [cell.id for cell in source.cells
-           if cell.cell_type == "code" and "nbgrader" not in cell.metadata]
-    return f"\nc.Execute.instructor_cells = {ids!r}\n"
+    ids = plain_code_ids(source)
+    return "" if ids is None else f"\nc.Execute.instructor_cells = {ids!r}\n"

@@ -1,9 +1,13 @@
 """Answers fingerprinted by winnowing, and how much of two answers is the same.
 
 The fingerprints are copydetect's (PyPI; the winnowing of Schleimer, Wilkerson and Aiken,
-SIGMOD 2003, the method of MOSS). Code is first reduced by copydetect's pygments tokenizer:
-comments and whitespace dropped, every variable, attribute and function name replaced by
-one letter (so renaming changes nothing); numbers, operators and keywords stay. Every
+SIGMOD 2003, the method of MOSS). Code is first normalised on its syntax tree
+(:mod:`.normalise`: docstrings and statements that do nothing left out, so that ``pass``
+or ``x = x`` slipped between pasted lines hides nothing) and reduced to a token text as
+copydetect's filter writes it: comments and whitespace dropped, every variable and function
+name replaced by one letter (so renaming changes nothing); numbers, operators, keywords and
+builtins stay, and an attribute is one character of its own (``.normal`` is not
+``.standard_cauchy``). Code that does not parse goes through copydetect's own filter. Every
 k-gram of that text (k = ``NOISE`` characters) is hashed; matches shorter than k are noise.
 The fingerprints of the release (the stubs, docstrings and given lines a student cannot help
 repeating) are removed first: copydetect's boilerplate. Written answers are compared as
@@ -29,15 +33,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from copydetect import CodeFingerprint, compare_files
-from copydetect.utils import get_copied_slices
+from copydetect.utils import filter_code, get_copied_slices
 from pygments.lexers import PythonLexer
 from pygments.token import Comment, Literal, Number, Text
 from scipy import sparse
+
+from grader.integrity.similarity.normalise import Layout, normalised
 
 NOISE = 25  # copydetect's default noise threshold k, in characters of normalised text
 WINDOW = 1  # copydetect's default: guarantee threshold 25 = k, so every k-gram is kept
 SHORT = 120  # own lines up to this many characters are also compared exactly
 CODE, MARKDOWN = "code", "markdown"
+TOKENS = "tokens"  # code as its normalised token text
 WHITESPACE = re.compile(r"\s+")
 WORD = re.compile(r"\w\w")
 LEXER = PythonLexer()
@@ -51,6 +58,7 @@ class Answer:
     fingerprint: CodeFingerprint
     own: str  # the exact-match key ("" when the answer has no own value to compare)
     own_spans: tuple[tuple[int, int], ...]  # where the own lines are in ``shown``
+    layout: Layout | None = None  # where the normalised code fingerprinted is in ``shown``
 
     def __post_init__(self):
         # the fingerprint's places and hashes as arrays (compare_files loops over them)
@@ -72,16 +80,33 @@ def _casefree(text: str) -> str:
 
 def _fingerprint(text: str, kind: str, boilerplate: np.ndarray | None,
                  window: int = WINDOW) -> CodeFingerprint:
+    """copydetect's fingerprint of code as written (its filter), or of ``text`` as it is:
+    prose (case ignored) or code's :func:`tokens` (``kind`` TOKENS)."""
     if kind == CODE:
         return CodeFingerprint("answer.py", NOISE, window, boilerplate, fp=io.StringIO(text),
                                language="python")
     return CodeFingerprint("answer.txt", NOISE, window, boilerplate, filter=False,
-                           fp=io.StringIO(_casefree(text)))
+                           fp=io.StringIO(text if kind == TOKENS else _casefree(text)))
+
+
+def _code_fingerprint(code: str, boilerplate: np.ndarray | None) -> tuple:
+    """The fingerprint of ``code``'s normalised token text (:mod:`.normalise`) and its
+    layout; of the code as written (copydetect's filter) and None when it does not parse."""
+    found = normalised(code)
+    if found is None:
+        return _fingerprint(code, CODE, boilerplate), None
+    return _fingerprint(found[0], TOKENS, boilerplate), found[1]
 
 
 def boilerplate(texts: list[str], kind: str) -> np.ndarray:
-    """The fingerprints of the release's ``texts`` (cells of one ``kind``), every k-gram."""
-    shown = "\n".join(texts) if kind == CODE else prose(" ".join(texts))
+    """The fingerprints of the release's ``texts`` (cells of one ``kind``), every k-gram: the
+    code's token text, cell by cell (:mod:`.normalise`, or copydetect's filter)."""
+    if kind == CODE:
+        shown = "".join(found[0] if (found := normalised(text))
+                        else filter_code(text, "", "python")[0] for text in texts)
+        kind = TOKENS
+    else:
+        shown = prose(" ".join(texts))
     return np.array(sorted(_fingerprint(shown, kind, None, window=1).hashes), dtype=np.int64)
 
 
@@ -125,7 +150,8 @@ def answer(text: str, kind: str, released: str, given: np.ndarray) -> Answer:
     spans = _own_lines(text, released)
     own_text = "\n".join(text[start:end] for start, end in spans)
     own = _own_tokens(own_text) if len(own_text) <= SHORT else ""
-    return Answer(text, _fingerprint(text, kind, given), own, tuple(spans) if own else ())
+    fingerprint, layout = _code_fingerprint(text, given)
+    return Answer(text, fingerprint, own, tuple(spans) if own else (), layout)
 
 
 def share(a: Answer, b: Answer) -> float:
@@ -153,21 +179,26 @@ def matching_spans(a: Answer, b: Answer) -> tuple[list, list]:
     if a.own and a.own == b.own:
         return list(a.own_spans), list(b.own_spans)
     _, _, (slices_a, slices_b) = compare_files(a.fingerprint, b.fingerprint)
-    return _spans(slices_a, a.shown), _spans(slices_b, b.shown)
+    return _spans(slices_a, a), _spans(slices_b, b)
 
 
-def _spans(slices, text: str) -> list[tuple[int, int]]:
-    """copydetect's slices as spans of ``text``, widened to whole words at both ends (its
-    offsets may stop inside a name)."""
-    spans = []
+def _spans(slices, answer_: Answer) -> list[tuple[int, int]]:
+    """copydetect's slices as spans of the answer's ``shown`` text: the statements as
+    written that the normalised code's matched lines come from, or (text compared as
+    written) the slices widened to whole words at both ends (its offsets may stop inside a
+    name)."""
+    text, spans = answer_.shown, []
     for start, end in zip(*slices, strict=True):
         start, end = int(start), int(end)
+        if answer_.layout is not None:
+            spans += answer_.layout.spans(start, end)
+            continue
         while 0 < start < len(text) and WORD.fullmatch(text[start - 1:start + 1]):
             start -= 1
         while 0 < end < len(text) and WORD.fullmatch(text[end - 1:end + 1]):
             end += 1
         spans.append((start, end))
-    return spans
+    return sorted(set(spans))
 
 
 def candidates(answers: list[Answer], threshold: float) -> list[tuple[int, int]]:

@@ -2,7 +2,8 @@
 
 ``similar_answers(course)`` reads each submission of grading/submitted/ (as the grader
 does, grader.intake.submissions), takes the answer cells of the release (nbgrader's solution
-cells, code and written, by ``grade_id``) and compares every pair of students on each
+cells, code and written, by ``grade_id``; a code answer with the cells the student added or
+edited after it, :mod:`.student_code`) and compares every pair of students on each
 (grader.integrity.similarity.fingerprint: copydetect's winnowing, the release excluded, short value
 answers compared exactly). A pair whose similarity reaches the threshold (``SIMILARITY``,
 0.8 by default) is a :class:`Match`: a reason for a TA to look, not a verdict.
@@ -48,6 +49,7 @@ from grader.integrity.similarity.fingerprint import (
     compare,
     matching_spans,
 )
+from grader.integrity.similarity.student_code import by_answer
 from grader.running.machine import default_workers
 
 THRESHOLD = 0.8
@@ -140,16 +142,26 @@ def read_release(course: Course, assignment: str) -> Release:
     return Release(answer_cells(notebook), given)
 
 
+def source_notebook(course: Course, assignment: str) -> nbformat.NotebookNode:
+    """The instructor's notebook of ``assignment`` (the source)."""
+    return nbformat.read(course.source / assignment / f"{assignment}.ipynb", as_version=4)
+
+
 def class_answers(course: Course, assignment: str) -> tuple[dict[str, dict], list[str]]:
-    """({student: {grade_id: source}}, the reasons of the submissions that could not be read)."""
+    """({student: {grade_id: source}}, the reasons of the submissions that could not be read).
+
+    A code answer's source is followed by the code cells the student added or edited that
+    are read with it (:func:`.student_code.by_answer`)."""
     answers, unread = {}, []
+    source = source_notebook(course, assignment)
     for student in course.submissions(assignment):
         submission = inspect(course, student, assignment)
         if submission.problem:
             unread.append(f"{submission.name}: {submission.problem}")
             continue
-        answers[student] = {grade_id: source for grade_id, (_, source)
+        answers[student] = {grade_id: text for grade_id, (_, text)
                             in answer_cells(submission.notebook).items()}
+        answers[student].update(by_answer(source, submission.notebook))
     return answers, unread
 
 
@@ -208,8 +220,7 @@ def reference_matches(course: Course, assignment: str, answers: dict[str, dict],
     at ``threshold`` or at the threshold of autograde's flags, whichever is lower: the
     report names at least what the flags name."""
     threshold = min(threshold, reference.THRESHOLD)
-    source = nbformat.read(course.source / assignment / f"{assignment}.ipynb", as_version=4)
-    references = reference.references(source)
+    references = reference.references(source_notebook(course, assignment))
     found = {}  # (cell, text): its matches, for alike texts (blank answers, often) once
     matches = []
     for student, cells in sorted(answers.items()):

@@ -1,4 +1,4 @@
-"""Answers pasted from the course's own code: each answer cell compared with the references.
+"""Answers pasted from the course's own code: a student's code compared with the references.
 
 The references are the code a student could paste instead of writing it:
 
@@ -8,8 +8,9 @@ The references are the code a student could paste instead of writing it:
   docstring left out: a pasted function matches its code whatever became of its docstring;
 * the instructor's answer of the very cell (``solution of merge_chunk``), from solutions/.
 
-They are fingerprinted as the class's answers are (:mod:`.fingerprint`: comments,
-layout and names set aside, the release's own code removed as copydetect's boilerplate),
+They are fingerprinted as the class's answers are (:mod:`.fingerprint`: the syntax tree
+normalised, docstrings and statements that do nothing left out; comments, layout and names
+set aside, the release's own code removed as copydetect's boilerplate),
 once per assignment (:func:`references`). An answer and a reference are alike by how much
 of the one is found in the other: the larger of copydetect's two shares, so that a pasted
 function padded with code of one's own, and a formula pasted out of a longer helper, both
@@ -20,15 +21,17 @@ not named.
 
 The similarity step (:mod:`.matches`) names every match in similarity.csv and the report;
 ``make autograde`` flags the cells that match a function of ``course_utils``
-(:func:`flags`), the code every student has installed. (The solutions are not in the
-students' edition; a pasted solution is named by the similarity step.)
+(:func:`flags`), the code every student has installed: the answer cells, and the code cells
+the student added or edited (:mod:`.student_code`), each named by its answer cell. (The
+solutions are not in the students' edition; a pasted solution is named by the similarity
+step.)
 """
 
 import ast
 import copy
 import importlib.util
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -37,10 +40,11 @@ from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
 
 from grader.cells import is_answer, marks
 from grader.integrity.similarity.fingerprint import CODE, NOISE, Answer, answer, boilerplate, share
+from grader.integrity.similarity.student_code import student_code
 
 PACKAGE = "course_utils"
 MIN_SIZE = 50  # characters of fingerprinted text a side needs for its share to count
-THRESHOLD = 0.75  # independent right answers reach 0.45 at most (README, TAs)
+THRESHOLD = 0.75  # independent right answers reach 0.39 of course_utils, 0.55 of a solution (TAs)
 SOLUTION = "solution of "
 
 
@@ -53,9 +57,11 @@ class Pasted:
     similarity: float
     answer: Answer
     reference: Answer
+    place: str = ""  # where, if not the answer cell: "merge_pair (cell #12, added after it)"
 
     def flag(self) -> str:
-        return f"cell {self.cell} matches {self.source} (similarity {self.similarity:.2f})"
+        return (f"cell {self.place or self.cell} matches {self.source} "
+                f"(similarity {self.similarity:.2f})")
 
 
 @dataclass(frozen=True)
@@ -191,11 +197,14 @@ def pasted(cell: str, text: str, refs: References, threshold: float,
 def flags(source: nbformat.NotebookNode, notebook: nbformat.NotebookNode,
           threshold: float = THRESHOLD) -> list[str]:
     """"cell merge_pair matches course_utils.tokens.bpe.merge_word (similarity 0.93)" for each
-    code answer cell of a submitted ``notebook`` alike a function of course_utils."""
+    code cell of a submitted ``notebook`` that runs as the student left it (an answer cell,
+    or one the student added or edited, :mod:`.student_code`) alike a function of
+    course_utils. An added or edited cell is named by the answer cell it is read with:
+    "cell merge_pair (cell #12, added after it) matches ..."."""
     refs = references(source)
     found = []
-    for grade_id, cell in _answer_cells(notebook):
-        if grade_id in refs.released:
-            found += [match.flag() for match in pasted(grade_id, cell.source, refs, threshold,
-                                                       solution=False)]
+    for cell in student_code(source, notebook):
+        if cell.grade_id in refs.released:
+            found += [replace(match, place=cell.place).flag() for match in
+                      pasted(cell.grade_id, cell.source, refs, threshold, solution=False)]
     return found
