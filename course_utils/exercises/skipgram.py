@@ -1,12 +1,14 @@
 """The exercises of 02_skipgram: one record each (``course_utils.exercises``)."""
 
-from course_utils.exercises.record import Exercise
+from course_utils.exercises.record import Compare, Exercise
 
 NOTEBOOK = "02_skipgram"
 
 EXERCISES = (
-    Exercise("window_pairs", NOTEBOOK, points=2),
-    Exercise("window_loss", NOTEBOOK, points=3),
-    Exercise("sgd_step", NOTEBOOK, points=5),
-    Exercise("negative_sampling_loss", NOTEBOOK, points=1),
+    # the pairs in any order (the exercise says so; the check compares them as a multiset)
+    Exercise("window_pairs", NOTEBOOK, points=2, check="check_window_pairs",
+             compare=Compare(unordered=True)),
+    Exercise("window_loss", NOTEBOOK, points=3, check="check_window_loss"),
+    Exercise("sgd_step", NOTEBOOK, points=5, check="check_sgd_step"),
+    Exercise("negative_sampling_loss", NOTEBOOK, points=1, check="check_negative_sampling_loss"),
 )

@@ -59,6 +59,16 @@ def test_unordered_accepts_any_order_and_nothing_else():
     assert not same(encode([("a", "b"), ("c", "d"), ("c", "d")]), encode(pairs), rule)
 
 
+def test_unordered_accepts_numbers_and_rows_of_numbers_in_any_order():
+    rule = Compare(unordered=True)
+    ids = [(4, 1), (4, 4), (1, 4), (4, 1)]  # pairs of word ids: reported as one array
+    assert same(encode(torch.tensor(ids[::-1])), encode(ids), rule)
+    assert same(encode([3.0, 1.0, 2.0]), encode([1.0, 2.0, 3.0]), rule)
+    assert not same(encode([(4, 1), (4, 4), (1, 4), (1, 4)]), encode(ids), rule)
+    assert not same(encode([(1, 4), (4, 1), (4, 4), (4, 1)]), encode(ids), LOOSE)
+    assert not same(encode([[4, 1, 4, 4], [1, 4, 4, 1]]), encode(ids), rule)  # another shape
+
+
 def test_a_large_array_is_compared_by_its_summary_within_the_elementwise_tolerance():
     generator = torch.Generator().manual_seed(0)
     right = torch.randn(80, 70, generator=generator, dtype=torch.float64)
