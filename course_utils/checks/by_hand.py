@@ -144,39 +144,50 @@ def _in_range(average: torch.Tensor, values: torch.Tensor, rows, name: str,
             f"value it averages, and your {', '.join(map(str, outside))} does not: {hint}")
 
 
+def _passed(name: str, what: str, whose: str = "sentence") -> None:
+    """Say what the check saw, and that it does not know whether the numbers are right."""
+    print(f"✓ {name}: {what}; whether right for your own {whose} is checked when your work "
+          "is graded")
+
+
 @checked_plainly
 def check_own_scores_3(actual, name: str = "scores_3_by_hand") -> None:
-    """Fail unless ``actual`` is three numbers, [score_31, score_32, score_33] (whether
-    they are q₃ · k_j / √d_k of the student's sentence is graded outside the kernel)."""
+    """Fail unless ``actual`` is three numbers, [score_31, score_32, score_33], and not the
+    worked example's (whether they are q₃ · k_j / √d_k of the student's sentence is graded
+    outside the kernel)."""
     _yours(name)
     scores = _numbers(actual, 3, name, ", [score_31, score_32, score_33]")
     if not _off(scores, torch.tensor(WORKED_SCORES, dtype=torch.float64), "scores_3_by_hand"):
         raise AssertionError(f"{name} is not right: {NOT_YOURS}.")
+    _passed(name, "three numbers")
 
 
 @checked_plainly
 def check_own_alpha_3(actual, scores, name: str = "alpha_3_by_hand") -> None:
-    """Fail unless ``actual`` is three weights summing to 1 that are the softmax of the
-    student's own ``scores`` (their answer to exercise 1, when it is three numbers), to
-    the rounding asked. Whether they are right is graded outside the kernel."""
+    """Fail unless ``actual`` is three weights, none negative, summing to 1 (to the rounding
+    asked); say whether they are the softmax of the student's own ``scores`` (their answer
+    to exercise 1, when it is three numbers). Whether they are right is graded outside the
+    kernel."""
     _yours(name)
     alpha = _numbers(actual, 3, name, ", [alpha_31, alpha_32, alpha_33]")
     _sums_to_one(alpha, name, "alpha_3_by_hand")
     own = _typed(scores, 3)
-    if own is None:
-        return
-    off = _off(alpha, torch.softmax(own, dim=0), "alpha_3_by_hand")
+    off = [] if own is None else _off(alpha, torch.softmax(own, dim=0), "alpha_3_by_hand")
     if off:
         _note(name, f"these weights are not the softmax of your own scores_3_by_hand: entries "
               f"{off} (counting from 1) differ by more than the rounding allows (each α_3j is "
               "e^score_3j divided by the sum of the three e^score_3l)")
+    else:
+        _passed(name, "three weights summing to 1" + (
+            "" if own is None else ", the softmax of your scores_3_by_hand"))
 
 
 @checked_plainly
 def check_own_output_3(actual, alpha, name: str = "a_3_by_hand") -> None:
-    """Fail unless ``actual`` is four numbers, Σ_j α_3j v_j of the student's own ``alpha``
-    (their answer to exercise 2, when it is three numbers) and their sentence's values, to
-    the rounding asked. Whether it is right is graded outside the kernel."""
+    """Fail unless ``actual`` is four numbers that weights summing to 1 can give from the
+    sentence's values, and not the student's own ``alpha`` (exercise 2's answer, when it
+    is three numbers) times the keys; say whether it is Σ_j α_3j v_j of that ``alpha``.
+    Whether it is right is graded outside the kernel."""
     yours = _yours(name)
     values, keys = (torch.tensor(part, dtype=torch.float64) for part in (yours.values, yours.keys))
     output = _numbers(actual, values.shape[1], name)
@@ -191,6 +202,9 @@ def check_own_output_3(actual, alpha, name: str = "a_3_by_hand") -> None:
         _note(name, f"this is not α_31 v_1 + α_32 v_2 + α_33 v_3 of your own alpha_3_by_hand "
               f"and your sentence's values: entries {off} (counting from 1) differ by more "
               "than the rounding allows")
+    else:
+        _passed(name, "four numbers" + (
+            "" if weights is None else ", your alpha_3_by_hand times your sentence's values"))
 
 
 @checked_plainly
@@ -201,15 +215,16 @@ def check_own_mexican_weights(actual, name: str = "mexican_weights") -> None:
     _yours_menu(name)
     weights = _numbers(actual, len(FOODS), name, f", P(k_n | q) for {', '.join(FOODS)}")
     _sums_to_one(weights, name, "mexican_weights")
+    _passed(name, "four weights summing to 1", "menu")
 
 
 @checked_plainly
 def check_own_mexican_average(actual, weights, name: str = "mexican_by_hand") -> None:
     """Fail unless ``actual``, the average [price, calories, salt], lies between the foods'
-    smallest and largest values and is Σ_n P(k_n | q) v_n of the student's own ``weights``
-    (exercise 4's first answer, when it is four numbers) and the menu's values, to the
-    rounding asked; name the likely slip when it is one. Whether it is right is graded
-    outside the kernel."""
+    smallest and largest values and is not a likely slip of the student's own ``weights``
+    (exercise 4's first answer, when it is four numbers: every food weighted alike, the top
+    food alone); say whether it is Σ_n P(k_n | q) v_n of those weights and the menu's
+    values. Whether it is right is graded outside the kernel."""
     menu = _yours_menu(name)
     values = torch.tensor(menu.values, dtype=torch.float64)
     average = _numbers(actual, len(VALUE_ROWS), name, ", [price, calories, salt]")
@@ -229,3 +244,6 @@ def check_own_mexican_average(actual, weights, name: str = "mexican_by_hand") ->
         _note(name, "this is not the average of the foods' values weighted by your own "
               f"mexican_weights: its {rows} {'differs' if len(off) == 1 else 'differ'} by "
               "more than the rounding allows")
+    else:
+        _passed(name, "an average within the foods' values" + (
+            "" if own is None else ", weighted by your mexican_weights"), "menu")
