@@ -143,6 +143,18 @@ def causal_attention(X, W_Q, W_K, W_V):
     return course_utils.models.attention.attention(X @ W_Q, X @ W_K, X @ W_V, causal=True)
 """
 
+LOOP_WITHOUT_SCALE = """
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    rows = []
+    for i in range(len(X)):
+        e = torch.exp(Q[i] @ K[: i + 1].T)
+        rows.append(torch.cat([e / e.sum(), torch.zeros(len(X) - i - 1, dtype=e.dtype,
+                                                          device=e.device)]))
+    alpha = torch.stack(rows)
+    return alpha @ V, alpha
+"""
+
 WRONG = {
     "forgets_sqrt_dk": {
         **written(by_hand_answers(sentence_of("forgets_sqrt_dk"), scale=1.0), *BY_HAND),
@@ -187,6 +199,8 @@ WRONG = {
     # right numbers of the id the student worked under, not the one graded (WORKED_FOR)
     "uses_another_id": {**written(by_hand_answers(sentence_of("uses.another.id")), *BY_HAND),
                         **mexican("uses.another.id")},
+    # the scale forgotten in a loop, one query at a time: the visible check names it
+    "loop_forgets_sqrt_dk": {"causal_attention": LOOP_WITHOUT_SCALE},
     "calls_the_library": {
         "causal_softmax": TWIN_CAUSAL_SOFTMAX,
         "causal_attention": TWIN_CAUSAL_ATTENTION,
