@@ -12,14 +12,17 @@ own, so that two students' right answers differ and a copied number scores 0.
   what the numbers are for, read a byte at a time, so every machine and every Python
   version draws the same (Python's ``hash()`` and ``random`` promise neither).
 * :func:`own_seed` seeds a generator of random inputs from the student's id (hidden tests
-  of function exercises: an output leaked from one student's grading fits no one else's).
+  of function exercises: an output leaked from one student's grading fits no one else's);
+  :func:`seed_of` is the same seed for a given id (the grader works out the answers to
+  such inputs for each student in its own process).
 """
 
 import hashlib
 import os
 from collections.abc import Mapping
 
-__all__ = ["HOW_TO_SET_THE_ID", "STUDENT_VARIABLES", "OwnNumbers", "own_seed", "student_id"]
+__all__ = ["HOW_TO_SET_THE_ID", "STUDENT_VARIABLES", "OwnNumbers", "own_seed", "seed_of",
+           "student_id"]
 
 # Where the id comes from, the first set one wins.
 STUDENT_VARIABLES = ("COURSE_STUDENT", "JUPYTERHUB_USER")
@@ -98,5 +101,10 @@ class OwnNumbers:
 def own_seed(purpose: str) -> int:
     """A seed (0 to 2**63 - 1) for ``torch.Generator().manual_seed``, drawn from the id of
     the student whose work this kernel runs (:func:`student_id`) and ``purpose``."""
-    draw = OwnNumbers(purpose, student_id())
+    return seed_of(purpose, student_id())
+
+
+def seed_of(purpose: str, student: str | None) -> int:
+    """The seed :func:`own_seed` draws for ``purpose`` in a kernel of ``student``."""
+    draw = OwnNumbers(purpose, student)
     return int.from_bytes(bytes(draw.integers(8, 0, 255)), "big") >> 1

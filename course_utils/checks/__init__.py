@@ -14,6 +14,10 @@ A test cell's code runs inside a function ``_`` that the cell calls and deletes 
 could read, and no name outside the cell decides whether its checks run.
 """
 
+# the test cells' own (course_utils.exercises.checking): checks.check, checks.grade
+from course_utils.exercises.checking import check as check  # noqa: E402, I001
+from course_utils.exercises.checking import grade as grade  # noqa: E402, I001
+
 from . import (
     attention,
     by_hand,
@@ -51,7 +55,5 @@ MISTAKES_BY_TOPIC: dict[str, dict[str, str]] = {
     "random_features": random_features.RF_MISTAKES,
     "transformer_blocks": transformer_blocks.BLOCK_MISTAKES,
 }
-
-from course_utils.exercises.checking import check, grade  # noqa: E402  (the test cells' own)
 
 _guards.record_baseline()

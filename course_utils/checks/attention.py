@@ -12,7 +12,7 @@ from course_utils.models.attention import (
     masked_softmax,
 )
 
-from .core import QUERY_AXIS, as_tensor, check_close
+from .core import QUERY_AXIS, as_tensor, check_close, check_rows_sum_to_one
 from .guards import checked_plainly
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "check_attention_weights",
     "check_causal_attention",
     "check_causal_entries",
+    "check_causal_softmax",
     "check_hidden_entries",
     "check_softmax",
 ]
@@ -115,6 +116,25 @@ def check_softmax(actual, scores, name: str = "softmax", atol=1e-4) -> None:
     if s.dim() >= 2:
         mistakes[MISTAKES["query_axis"]] = torch.softmax(s, dim=-2)
     check_close(actual, masked_softmax(s), name, atol=atol, mistakes=mistakes)
+
+
+@checked_plainly
+def check_causal_softmax(actual, s, name: str = "causal_softmax", atol=1e-4) -> None:
+    """Fail unless ``actual`` is the causal softmax of the (n, n) scores ``s``: each row i
+    a softmax over j ≤ i, and 0 for j > i (the thin check of ``causal_softmax(s)``)."""
+    s = as_tensor(s, "s")
+    keep = torch.ones(s.shape[-2:], dtype=torch.bool).tril()
+    expected = masked_softmax(s, keep)
+    mistakes = {
+        MISTAKES["no_mask"]: masked_softmax(s),
+        MISTAKES["not_renormalised"]: masked_softmax(s) * keep,
+        MISTAKES["masked_with_zero"]: masked_softmax(s.masked_fill(~keep, 0.0)),
+        MISTAKES["diagonal_masked"]: masked_softmax(s, keep.tril(diagonal=-1)),
+        MISTAKES["past_masked"]: masked_softmax(s, ~keep.tril(diagonal=-1)),
+        MISTAKES["query_axis"]: masked_softmax(s.transpose(-2, -1), keep.T).transpose(-2, -1),
+    }
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
+    check_rows_sum_to_one(actual, name)
 
 
 @checked_plainly

@@ -1,164 +1,71 @@
-"""Checks of notebook 04's numbers worked by hand, against the student's own sentence.
+"""Checks of notebook 04's numbers worked by hand: well-formed, and consistent with each
+other. Never whether they are right.
 
-Each check draws the sentence itself (:func:`course_utils.by_hand.own_sentence`, from the
-id the kernel was started with), so a number right for another student's sentence, or
-for the lectures' worked example, scores 0. Without an id every check fails and says how
-to set one: the demonstration's numbers would score 0 when graded.
+A visible check that said, entry by entry, whether typed numbers are right for the
+student's own sentence would be an oracle: a ten-line loop over candidate values, calling
+it and keeping what passes, would find the numbers without any arithmetic. So the checks
+here fail only when the numbers cannot be right for anyone:
 
-Nothing here hands a student the numbers. The messages name the entries that are off, or
-the mistake the numbers match; :func:`compare_by_hand` says which entries of exercises 1
-to 3 agree with the code's numbers, never the numbers. Exercise 4's menu (the lectures'
-"what is Mexican food like?", :func:`course_utils.by_hand.own_menu`) is checked in two
-steps: its weights visibly, its average visibly for the likely mistakes only and exactly
-by the hidden tests. The helpers that compute them (``_scores``, ``_alpha``, ``_output``,
-``_food_weights``, ``_food_average``, all through ``_tensors``) refuse to run unless a check or the
-comparison is running, so an answer cell that calls them fails; the grading also flags
-any by-hand answer that reaches the course's code (grader.integrity.own_numbers).
+* when they are not there, not as many as asked, or not numbers (``...`` left, NaN);
+* when they break what every right answer keeps: α₃ and the menu's weights sum to 1 and
+  none is negative; a₃ and the menu's average lie between the smallest and largest of the
+  values they mix (to the rounding asked);
+* when they show a slip by how they follow from the student's OTHER numbers: a₃ is
+  Σ_j α_3j k_j of their own α₃ (the keys weighted instead of the values), the average
+  weights every food alike or takes the top food alone; or they are the worked example's
+  scores, which are nobody's.
+
+And they say, without failing, whether the numbers agree with each other, within the
+rounding the exercises ask for: α₃ is the softmax of the student's own scores (exercise 1);
+a₃ is Σ_j α_3j v_j of their own α₃ and the sentence's values; the average is
+Σ_n P(k_n | q) v_n of their own weights and the menu's values. A disagreement means one of
+the two is off, and the check cannot know which: failing the later one would cost a right
+answer its points for an earlier slip.
+
+Whether the numbers are right for the student's sentence and menu is decided when the work
+is graded, in the grader's process: it works them out from the student's id
+(``grader.scoring.by_hand_answers``, which no student receives) and compares each value the
+test cells report with them, under the exercise's tolerance (its record's ``compare``,
+``course_utils.exercises``). Nothing in ``course_utils`` computes them: it draws the
+sentence and the menu (the inputs, :mod:`course_utils.by_hand`), and that is all.
+
+Each check fails without a student id, and says how to set one: the values a₃ and the
+average are mixed from are drawn from it, and numbers worked from the demonstration's
+sentence score 0 when graded.
 """
-
-import contextlib
-import contextvars
-import math
-from collections.abc import Callable, Iterator
 
 import torch
 
-from ..by_hand import (
-    D_K,
-    VALUE_ROWS,
-    WORKED_EXAMPLE,
-    OwnMenu,
-    OwnSentence,
-    menu_of,
-    own_menu,
-    own_sentence,
-    sentence_of,
-)
+from ..by_hand import FOODS, VALUE_ROWS, OwnMenu, OwnSentence, own_menu, own_sentence
+from ..exercises import exercise
 from ..student import HOW_TO_SET_THE_ID
 from .attention import MISTAKES
-from .core import as_tensor, check_close, check_rows_sum_to_one
+from .core import as_tensor
 from .guards import checked_plainly, plain
 
-__all__ = ["check_mexican_average_mistakes", "check_own_alpha_3", "check_own_mexican_average",
-           "check_own_mexican_weights", "check_own_output_3", "check_own_scores_3",
-           "compare_by_hand", "right_for"]
+__all__ = ["FOOD_MISTAKES", "check_own_alpha_3", "check_own_mexican_average",
+           "check_own_mexican_weights", "check_own_output_3", "check_own_scores_3"]
 
-NOT_YOURS = {
-    "worked example": "these are the numbers of the worked example (the lectures' sentence), "
-    "not of your own sentence printed at the top of exercise 1",
-    "demonstration": "these are the demonstration numbers, drawn when no student id was "
-    "set; your id is set now: work out the numbers of your own sentence, printed at the top "
-    "of exercise 1",
-}
 NO_ID = ("no student id is set, so the sentence printed at exercise 1 is the\n"
          "DEMONSTRATION's, and numbers worked from it score 0 when your work is graded.\n"
          "Set your id, then work the numbers of the sentence printed for it.\n"
          + HOW_TO_SET_THE_ID)
-
-# Only while a check (or the comparison) runs may the helpers below compute a sentence's
-# numbers: called from an answer cell they refuse.
-_working = contextvars.ContextVar("checking numbers worked by hand", default=False)
-
-
-class NotWhileAnswering(RuntimeError):
-    """An answer asked the checks' own helpers for the numbers it should work out."""
-
-
-@contextlib.contextmanager
-def _checking() -> Iterator[None]:
-    token = _working.set(True)
-    try:
-        yield
-    finally:
-        _working.reset(token)
-
-
-def _tensors(numbers: OwnSentence | OwnMenu) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(query, keys, values) of a sentence or a menu, one key and one value per row."""
-    if not _working.get():
-        raise NotWhileAnswering(
-            "the checks' helpers compute the numbers a check expects and run only inside a "
-            "check: work the numbers out yourself (pen and paper, or Python on your "
-            "sentence's plain numbers)")
-    query = numbers.q_3 if isinstance(numbers, OwnSentence) else numbers.q
-    return tuple(torch.tensor(part, dtype=torch.float64)
-                 for part in (query, numbers.keys, numbers.values))
-
-
-def _scores(sentence: OwnSentence, scale: float = 1 / math.sqrt(D_K)) -> torch.Tensor:
-    q_3, keys, _ = _tensors(sentence)
-    return keys @ q_3 * scale
-
-
-def _alpha(sentence: OwnSentence, scale: float = 1 / math.sqrt(D_K)) -> torch.Tensor:
-    return torch.softmax(_scores(sentence, scale), dim=0)
-
-
-def _output(sentence: OwnSentence, scale: float = 1 / math.sqrt(D_K),
-            weighted: int = 2) -> torch.Tensor:
-    """α₃ times the values (``weighted=2``), or times the keys (1): a mistake."""
-    return _alpha(sentence, scale) @ _tensors(sentence)[weighted]
-
-
-def _food_weights(menu: OwnMenu, scale: float = 1.0, rows_of_k: bool = False) -> torch.Tensor:
-    """P(k_n | q) = softmax over the foods of k_n · q (the lectures' Key Equation 40: no
-    1/√d_k). ``scale`` 1/√d_k, or ``rows_of_k`` (the printed K's rows taken as the keys,
-    K q instead of Kᵀ q): a mistake."""
-    q, keys, _ = _tensors(menu)
-    printed_k = keys.T  # the lectures' K: a column per food
-    return torch.softmax((printed_k if rows_of_k else printed_k.T) @ q * scale, dim=0)
-
-
-def _food_average(menu: OwnMenu, weights: torch.Tensor | None = None) -> torch.Tensor:
-    """v_q = Σ_n P(k_n | q) v_n (Key Equation 43): [price, calories, salt]."""
-    values = _tensors(menu)[2]
-    return (_food_weights(menu) if weights is None else weights) @ values
-
-
-def _menu(sentence: OwnSentence) -> OwnMenu:
-    """The menu drawn from the same id as ``sentence``."""
-    return menu_of(sentence.student)
-
-
-# Each by-hand answer: (what computes it, the tolerance of its check). The tolerances follow
-# the rounding the exercises ask for: scores to 2 decimals; α₃ to 3 (from the rounded
-# scores); a₃ to 2 (from α₃ to 3, each within the 0.002 its check allows). Exercise 4's
-# average, to 2 decimals from four weights to 3, is off by up to 0.002 times a food's largest
-# value plus the rounding: its tolerance is per entry, [price, calories, salt].
-AVERAGE_TOLERANCE = torch.tensor([0.04, 2.0, 0.012], dtype=torch.float64)
-WEIGHTS_TOLERANCE = 0.002
-EXERCISES: dict[str, tuple[Callable[[OwnSentence], torch.Tensor], float | torch.Tensor]] = {
-    "scores_3_by_hand": (_scores, 0.006),
-    "alpha_3_by_hand": (_alpha, 0.002),
-    "a_3_by_hand": (_output, 0.02),
-    "mexican_by_hand": (lambda sentence: _food_average(_menu(sentence)), AVERAGE_TOLERANCE),
-}
-COMPARED = ("scores_3_by_hand", "alpha_3_by_hand", "a_3_by_hand")  # exercise 4's average is hidden
+# The lectures' worked example, in the notebook's text: no student's sentence has its dot
+# products (course_utils.by_hand draws again), so its scores are nobody's.
+WORKED_SCORES = (-0.5, -2.0, 1.0)
+NOT_YOURS = ("these are the scores of the worked example (the lectures' sentence), not of "
+             "your own sentence printed at the top of exercise 1")
+# How far a softmax's rounded weights may sum from 1: each is off by up to half its last
+# decimal (α₃: 3 weights to 3 decimals; the menu: 4 weights to 3 decimals).
+SUM_TOLERANCE = {"alpha_3_by_hand": 0.002, "mexican_weights": 0.0025}
 FOOD_MISTAKES = {
-    "scaled": "you divided the dot products by √d_k, as in exercises 1 to 3: the lectures' "
-    "weights (their Key Equation 40) take the plain dot product k_n · q",
-    "rows_of_k": "you took the rows of K as the foods' keys: in the lectures' notation each "
-    "food's key is a column of K, so the dot products are Kᵀ q",
-    "no_softmax": "you divided the dot products by their sum: the weights are a softmax, "
-    "e^(k_n · q) divided by the sum of the four",
-    "demonstration": "these are the numbers of the demonstration menu, drawn when no student "
-    "id was set; your id is set now: work the menu printed for it",
     "equal_weights": "you gave every food the same weight: weight each food's value by its "
     "attention weight P(k_n | q)",
     "top_food": "you took the values of the most Mexican food alone: attention averages every "
     "food's value, each with its weight",
-    "not_normalised": "you weighted the values by e^(k_n · q) without dividing by the sum of "
-    "the four",
 }
-
-
-def _mistakes(answer, yours: OwnSentence) -> dict[str, torch.Tensor]:
-    """{diagnosis: the value} for the wrong scales, and for the numbers of another sentence
-    (the worked example's; the demonstration's)."""
-    others = {NOT_YOURS["worked example"]: answer(WORKED_EXAMPLE),
-              NOT_YOURS["demonstration"]: answer(sentence_of(None))}
-    return {MISTAKES["no_scale"]: answer(yours, 1.0),
-            MISTAKES["divide_by_dk"]: answer(yours, 1 / D_K), **others}
+GRADED = ("one of the two answers is off, and this check cannot tell which: both are "
+          "graded against your own sentence when your work is graded")
 
 
 def _yours(name: str) -> OwnSentence:
@@ -169,39 +76,6 @@ def _yours(name: str) -> OwnSentence:
     return yours
 
 
-@checked_plainly
-def check_own_scores_3(actual, name: str = "scores_3_by_hand") -> None:
-    """Fail unless ``actual`` is [score_31, score_32, score_33] of the student's own
-    sentence, q₃ · k_j / √d_k, to 2 decimals."""
-    yours = _yours(name)
-    with _checking():
-        check_close(actual, _scores(yours), name, atol=EXERCISES[name][1], reveal=False,
-                    mistakes=_mistakes(_scores, yours))
-
-
-@checked_plainly
-def check_own_alpha_3(actual, name: str = "alpha_3_by_hand") -> None:
-    """Fail unless ``actual`` is [α_31, α_32, α_33] of the student's own sentence, to 3
-    decimals (after the scores rounded to 2)."""
-    yours = _yours(name)
-    check_rows_sum_to_one(actual, name, atol=0.005)
-    with _checking():
-        check_close(actual, _alpha(yours), name, atol=EXERCISES[name][1], reveal=False,
-                    mistakes=_mistakes(_alpha, yours))
-
-
-@checked_plainly
-def check_own_output_3(actual, name: str = "a_3_by_hand") -> None:
-    """Fail unless ``actual`` is a₃ = Σ_j α_3j v_j of the student's own sentence, to 2
-    decimals (from α₃ to 3 decimals)."""
-    yours = _yours(name)
-    with _checking():
-        mistakes = _mistakes(_output, yours)
-        mistakes[MISTAKES["values_not_weighted"]] = _output(yours, weighted=1)
-        check_close(actual, _output(yours), name, atol=EXERCISES[name][1], reveal=False,
-                    mistakes=mistakes)
-
-
 def _yours_menu(name: str) -> OwnMenu:
     """The student's menu; fails, saying how to set the id, when there is none."""
     yours = own_menu()
@@ -210,136 +84,166 @@ def _yours_menu(name: str) -> OwnMenu:
     return yours
 
 
-def _weights_mistakes(menu: OwnMenu) -> dict[str, torch.Tensor]:
-    """{diagnosis: the weights} of the likely slips on ``menu``, and the demonstration's."""
-    q, keys, _ = _tensors(menu)
-    dots = keys @ q
-    return {FOOD_MISTAKES["scaled"]: _food_weights(menu, scale=1 / math.sqrt(D_K)),
-            FOOD_MISTAKES["rows_of_k"]: _food_weights(menu, rows_of_k=True),
-            FOOD_MISTAKES["no_softmax"]: dots / dots.sum(),
-            FOOD_MISTAKES["demonstration"]: _food_weights(menu_of(None))}
+def _numbers(answer, count: int, name: str, what: str = "") -> torch.Tensor:
+    """``answer`` (already plain) as ``count`` finite float64 numbers; else AssertionError."""
+    numbers = as_tensor(answer, name)
+    if tuple(numbers.shape) != (count,):
+        raise AssertionError(f"{name} should be {count} numbers{what}; got shape "
+                             f"{tuple(numbers.shape)}")
+    if not torch.isfinite(numbers).all():
+        raise AssertionError(f"{name} should be {count} numbers; it holds NaN or infinity")
+    return numbers
+
+
+def _typed(value, count: int) -> torch.Tensor | None:
+    """Another of the student's answers (``scores_3_by_hand`` for α₃, ...) as ``count``
+    finite numbers, or None when it is not that yet (a blank, a stray object): then
+    nothing is checked against it."""
+    try:
+        return _numbers(plain(value, "an earlier answer"), count, "an earlier answer")
+    except AssertionError:
+        return None
+
+
+def _sums_to_one(weights: torch.Tensor, name: str, exercise_name: str) -> None:
+    """Fail unless ``weights`` are a softmax's: none negative, summing to 1 (rounded)."""
+    if (weights < 0).any():
+        raise AssertionError(f"{name} has negative entries: a softmax gives weights between "
+                             "0 and 1")
+    total = weights.sum().item()
+    if abs(total - 1) > SUM_TOLERANCE[exercise_name]:
+        raise AssertionError(f"{name} should sum to 1, as a softmax's weights do; yours sum "
+                             f"to {total:.4f}: check each e^x and the sum you divided by")
+
+
+def _note(name: str, text: str) -> None:
+    """Say, without failing, that ``name`` disagrees with another of the student's answers."""
+    print(f"{name}: note: {text}; {GRADED}.")
+
+
+def _off(actual: torch.Tensor, expected: torch.Tensor, name: str) -> list[int]:
+    """The entries, from 1, where ``actual`` is farther from ``expected`` than the record of
+    exercise ``name`` allows (``atol + rtol·|expected|``: the rounding it asks for)."""
+    rule = exercise(name).compare
+    far = (actual - expected).abs() > rule.atol + rule.rtol * expected.abs()
+    return [index + 1 for index in far.nonzero().flatten().tolist()]
+
+
+def _in_range(average: torch.Tensor, values: torch.Tensor, rows, name: str,
+              exercise_name: str, hint: str) -> None:
+    """Fail when an entry of ``average`` lies outside the smallest and largest of the
+    values it averages (one row each), by more than the rounding the record of
+    ``exercise_name`` allows: no weights summing to 1 give that."""
+    rule = exercise(exercise_name).compare
+    low, high = values.min(dim=0).values, values.max(dim=0).values
+    outside = [row for row, x, a, b in zip(rows, average, low, high, strict=True)
+               if not a - rule.atol - rule.rtol * abs(a) <= x <= b + rule.atol + rule.rtol * abs(b)]
+    if outside:
+        raise AssertionError(
+            f"{name} is not right: a weighted average lies between the smallest and largest "
+            f"value it averages, and your {', '.join(map(str, outside))} does not: {hint}")
+
+
+def _passed(name: str, what: str, whose: str = "sentence") -> None:
+    """Say what the check saw, and that it does not know whether the numbers are right."""
+    print(f"✓ {name}: {what}; whether right for your own {whose} is checked when your work "
+          "is graded")
+
+
+@checked_plainly
+def check_own_scores_3(actual, name: str = "scores_3_by_hand") -> None:
+    """Fail unless ``actual`` is three numbers, [score_31, score_32, score_33], and not the
+    worked example's (whether they are q₃ · k_j / √d_k of the student's sentence is graded
+    outside the kernel)."""
+    _yours(name)
+    scores = _numbers(actual, 3, name, ", [score_31, score_32, score_33]")
+    if not _off(scores, torch.tensor(WORKED_SCORES, dtype=torch.float64), "scores_3_by_hand"):
+        raise AssertionError(f"{name} is not right: {NOT_YOURS}.")
+    _passed(name, "three numbers")
+
+
+@checked_plainly
+def check_own_alpha_3(actual, scores, name: str = "alpha_3_by_hand") -> None:
+    """Fail unless ``actual`` is three weights, none negative, summing to 1 (to the rounding
+    asked); say whether they are the softmax of the student's own ``scores`` (their answer
+    to exercise 1, when it is three numbers). Whether they are right is graded outside the
+    kernel."""
+    _yours(name)
+    alpha = _numbers(actual, 3, name, ", [alpha_31, alpha_32, alpha_33]")
+    _sums_to_one(alpha, name, "alpha_3_by_hand")
+    own = _typed(scores, 3)
+    off = [] if own is None else _off(alpha, torch.softmax(own, dim=0), "alpha_3_by_hand")
+    if off:
+        _note(name, f"these weights are not the softmax of your own scores_3_by_hand: entries "
+              f"{off} (counting from 1) differ by more than the rounding allows (each α_3j is "
+              "e^score_3j divided by the sum of the three e^score_3l)")
+    else:
+        _passed(name, "three weights summing to 1" + (
+            "" if own is None else ", the softmax of your scores_3_by_hand"))
+
+
+@checked_plainly
+def check_own_output_3(actual, alpha, name: str = "a_3_by_hand") -> None:
+    """Fail unless ``actual`` is four numbers that weights summing to 1 can give from the
+    sentence's values, and not the student's own ``alpha`` (exercise 2's answer, when it
+    is three numbers) times the keys; say whether it is Σ_j α_3j v_j of that ``alpha``.
+    Whether it is right is graded outside the kernel."""
+    yours = _yours(name)
+    values, keys = (torch.tensor(part, dtype=torch.float64) for part in (yours.values, yours.keys))
+    output = _numbers(actual, values.shape[1], name)
+    weights = _typed(alpha, len(values))
+    off = [] if weights is None else _off(output, weights @ values, "a_3_by_hand")
+    if off and not _off(output, weights @ keys, "a_3_by_hand"):
+        raise AssertionError(f"{name} is not right: {MISTAKES['values_not_weighted']}.")
+    entries = [f"entry {i}" for i in range(1, values.shape[1] + 1)]
+    _in_range(output, values, entries, name, "a_3_by_hand",
+              "are your weights α₃ positive, and do they sum to 1?")
+    if off:
+        _note(name, f"this is not α_31 v_1 + α_32 v_2 + α_33 v_3 of your own alpha_3_by_hand "
+              f"and your sentence's values: entries {off} (counting from 1) differ by more "
+              "than the rounding allows")
+    else:
+        _passed(name, "four numbers" + (
+            "" if weights is None else ", your alpha_3_by_hand times your sentence's values"))
 
 
 @checked_plainly
 def check_own_mexican_weights(actual, name: str = "mexican_weights") -> None:
-    """Fail unless ``actual`` is [P(k_1 | q), ..., P(k_4 | q)] of the student's own menu,
-    to 3 decimals: the softmax of the plain dot products of q with the columns of K."""
-    yours = _yours_menu(name)
-    check_rows_sum_to_one(actual, name, atol=0.005)
-    with _checking():
-        check_close(actual, _food_weights(yours), name, atol=WEIGHTS_TOLERANCE, reveal=False,
-                    mistakes=_weights_mistakes(yours))
-
-
-def _average_mistakes(menu: OwnMenu) -> dict[str, torch.Tensor]:
-    """{diagnosis: the average} of the likely slips on ``menu``."""
-    q, keys, values = _tensors(menu)
-    exponentials = torch.exp(keys @ q)
-    top = torch.zeros(len(values), dtype=torch.float64)
-    top[exponentials.argmax()] = 1.0
-    carried = {message: _food_average(menu, weights)
-               for message, weights in _weights_mistakes(menu).items()}
-    return {**carried, FOOD_MISTAKES["equal_weights"]: values.mean(dim=0),
-            FOOD_MISTAKES["top_food"]: top @ values,
-            FOOD_MISTAKES["not_normalised"]: exponentials @ values}
-
-
-def _matches(actual: torch.Tensor, expected: torch.Tensor) -> bool:
-    return actual.shape == expected.shape and bool(
-        ((actual - expected).abs() <= AVERAGE_TOLERANCE).all())
+    """Fail unless ``actual`` is four weights, one per food, that a softmax can give: none
+    negative, summing to 1 to the rounding asked. Whether they are right is graded outside
+    the kernel."""
+    _yours_menu(name)
+    weights = _numbers(actual, len(FOODS), name, f", P(k_n | q) for {', '.join(FOODS)}")
+    _sums_to_one(weights, name, "mexican_weights")
+    _passed(name, "four weights summing to 1", "menu")
 
 
 @checked_plainly
-def check_mexican_average_mistakes(actual, name: str = "mexican_by_hand") -> None:
-    """Fail when ``actual``, the average [price, calories, salt] of the student's menu, is
-    not a weighted average of the foods' values (an entry outside their range) or is what
-    a likely mistake gives. Whether it is right, the hidden :func:`check_own_mexican_average`
-    decides."""
-    yours = _yours_menu(name)
-    average = as_tensor(actual, name)
-    if average.shape != (len(VALUE_ROWS),):
-        raise AssertionError(f"{name} should be {len(VALUE_ROWS)} numbers, "
-                             f"[price, calories, salt]; got shape {tuple(average.shape)}")
-    with _checking():
-        values = _tensors(yours)[2]
-        right = _food_average(yours)
-        for message, wrong in _average_mistakes(yours).items():
-            if _matches(average, wrong) and not _matches(average, right):
+def check_own_mexican_average(actual, weights, name: str = "mexican_by_hand") -> None:
+    """Fail unless ``actual``, the average [price, calories, salt], lies between the foods'
+    smallest and largest values and is not a likely slip of the student's own ``weights``
+    (exercise 4's first answer, when it is four numbers: every food weighted alike, the top
+    food alone); say whether it is Σ_n P(k_n | q) v_n of those weights and the menu's
+    values. Whether it is right is graded outside the kernel."""
+    menu = _yours_menu(name)
+    values = torch.tensor(menu.values, dtype=torch.float64)
+    average = _numbers(actual, len(VALUE_ROWS), name, ", [price, calories, salt]")
+    own = _typed(weights, len(FOODS))
+    off = [] if own is None else _off(average, own @ values, "mexican_by_hand")
+    if off:
+        top = torch.zeros(len(FOODS), dtype=torch.float64)
+        top[own.argmax()] = 1.0
+        for message, slip in ((FOOD_MISTAKES["equal_weights"], torch.full_like(own, 0.25)),
+                              (FOOD_MISTAKES["top_food"], top)):
+            if not _off(average, slip @ values, "mexican_by_hand"):
                 raise AssertionError(f"{name} is not right: {message}.")
-    low, high = values.min(dim=0).values, values.max(dim=0).values
-    outside = [row for row, x, a, b in zip(VALUE_ROWS, average, low, high, strict=True)
-               if not a - 1e-9 <= x <= b + 1e-9]
-    if outside:
-        raise AssertionError(
-            f"{name} is not right: a weighted average lies between the foods' smallest and "
-            f"largest value, and your {', '.join(outside)} does not: are your weights "
-            "positive, and do they sum to 1?")
-
-
-@checked_plainly
-def check_own_mexican_average(actual, name: str = "mexican_by_hand") -> None:
-    """Fail unless ``actual`` is v_q = Σ_n P(k_n | q) v_n of the student's own menu,
-    [price, calories, salt] to 2 decimals (from weights to 3)."""
-    check_mexican_average_mistakes(actual, name)
-    off, _ = _entries_off("mexican_by_hand", actual, _yours(name))
+    _in_range(average, values, VALUE_ROWS, name, "mexican_by_hand",
+              "are your weights positive, and do they sum to 1?")
     if off:
         rows = ", ".join(VALUE_ROWS[entry - 1] for entry in off)
-        raise AssertionError(f"{name} is not right: the {rows} of your weighted average "
-                             "are off; check that step, then your weights' decimals")
-
-
-def _entries_off(name: str, answer, sentence: OwnSentence) -> tuple[list[int], int]:
-    """(the entries, from 1, of ``answer`` to the by-hand exercise ``name`` that are off for
-    ``sentence``, how many it has); AssertionError when it is no list of numbers of the
-    right length."""
-    compute, tolerance = EXERCISES[name]
-    actual = as_tensor(plain(answer, name), name)
-    with _checking():
-        expected = compute(sentence)
-    if actual.shape != expected.shape:
-        raise AssertionError(f"{name} should have {len(expected)} entries; got shape "
-                             f"{tuple(actual.shape)}")
-    off = ~((actual - expected).abs() <= tolerance)  # NaN is off too
-    return [index + 1 for index in off.nonzero().flatten().tolist()], len(expected)
-
-
-def right_for(name: str, answer, sentence: OwnSentence) -> bool:
-    """Whether ``answer`` to the by-hand exercise ``name`` is right for ``sentence``, within
-    its check's tolerance (the grading asks it of another student's sentence)."""
-    if name not in EXERCISES:
-        raise ValueError(f"expected one of {sorted(EXERCISES)}, got {name!r}")
-    try:
-        return not _entries_off(name, answer, sentence)[0]
-    except AssertionError:
-        return False
-
-
-def compare_by_hand(**answers) -> None:
-    """Print, for each number worked by hand (``scores_3_by_hand=...``), which entries agree
-    with what code computes for the student's own sentence: agree or differ, never the
-    code's numbers (working them out is the exercise)."""
-    unknown = sorted(set(answers) - set(COMPARED))
-    if unknown:
-        raise TypeError(f"compare_by_hand takes {sorted(COMPARED)}; got {unknown}")
-    yours = own_sentence()
-    if yours.student is None:
-        print(f"Nothing compared: {NO_ID}")
-        return
-    print(f"Your sentence (student id {yours.student}), worked by code and by you:")
-    for name, answer in answers.items():
-        try:
-            off, entries = _entries_off(name, answer, yours)
-        except AssertionError as error:
-            print(f"  {name}: not compared: {error}")
-            continue
-        print(f"  {name}: {_verdict(off, entries)}")
-
-
-def _verdict(off: list[int], entries: int) -> str:
-    """"all 3 entries agree", or which entries differ."""
-    if not off:
-        return f"all {entries} entries agree"
-    agree = [entry for entry in range(1, entries + 1) if entry not in off]
-    differ = (f"entry {off[0]} DIFFERS" if len(off) == 1
-              else f"entries {', '.join(map(str, off))} DIFFER")
-    return differ + (f"; {', '.join(map(str, agree))} agree" if agree else "")
+        _note(name, "this is not the average of the foods' values weighted by your own "
+              f"mexican_weights: its {rows} {'differs' if len(off) == 1 else 'differ'} by "
+              "more than the rounding allows")
+    else:
+        _passed(name, "an average within the foods' values" + (
+            "" if own is None else ", weighted by your mexican_weights"), "menu")

@@ -23,7 +23,7 @@ from the notebook's globals, which an answer's own code may have changed.
 
 import sys
 
-from course_utils.checks.guards import check_named, notebook_namespace, own_work
+from course_utils.checks.guards import check_named, own_work
 from course_utils.checks.guards.report import report
 from course_utils.exercises import exercise as record_of
 
@@ -41,8 +41,10 @@ def check(exercise: str, *inputs, **keyword_inputs) -> None:
     if not record.check:
         raise ValueError(f"the record of {exercise} names no check: give it one "
                          "(course_utils/exercises)")
-    label = _call_label(exercise, sys._getframe(1), inputs, keyword_inputs)
-    result = own_work(_answer(exercise), exercise)(*inputs, **keyword_inputs)
+    caller = sys._getframe(1)  # the test cell: the notebook's globals are its globals
+    label = _call_label(exercise, caller, inputs, keyword_inputs)
+    result = own_work(_answer(exercise, caller.f_globals), exercise,
+                      caller.f_globals)(*inputs, **keyword_inputs)
     try:
         check_named(record.check)(result, *inputs, name=label, **keyword_inputs)
     except AssertionError as failure:
@@ -55,11 +57,12 @@ def grade(exercise: str, *inputs, **keyword_inputs) -> None:
     hidden test: the grader decides)."""
     __tracebackhide__ = True
     whole = record_of(exercise).compare.feature_map
-    report(own_work(_answer(exercise), exercise)(*inputs, **keyword_inputs), whole)
+    namespace = sys._getframe(1).f_globals  # the test cell's: the notebook's globals
+    report(own_work(_answer(exercise, namespace), exercise, namespace)(*inputs, **keyword_inputs),
+           whole)
 
 
-def _answer(exercise: str):
-    namespace = notebook_namespace(sys._getframe(2).f_globals)
+def _answer(exercise: str, namespace: dict):
     function = namespace.get(exercise)
     if not callable(function):
         raise TestFailed(f"{exercise} is not defined as a function yet: run its answer cell "

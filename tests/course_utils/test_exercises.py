@@ -42,7 +42,7 @@ def test_each_record_is_whole(record):
         "values (Compare(in_kernel_only=True))")
     assert record.check, f"{record.name}: its record names no check (field check)"
     function = getattr(checks, record.check, None)
-    assert callable(function), f"{record.name}: check {record.check!r} is not in course_utils.checks"
+    assert callable(function), f"{record.name}: no check {record.check!r} in course_utils.checks"
     assert list(inspect.signature(function).parameters)[0] != "name", record.check
     assert "name" in inspect.signature(function).parameters, (
         f"{record.name}: its check {record.check} takes no name= (the call it reports on)")

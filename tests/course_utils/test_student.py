@@ -116,39 +116,51 @@ def test_the_demonstration_sentence_says_its_numbers_will_not_count():
 CHECK_AS_STUDENT = """
 import json
 from course_utils import checks
-from course_utils.by_hand import sentence_of
 
 answers = json.loads({answers!r})
 outcome = {{}}
 for whose, theirs in answers.items():
-    for name, value in theirs.items():
+    for name, (check, earlier) in {checks!r}.items():
         try:
-            getattr(checks, {checks!r}[name])(value, name)
+            arguments = [theirs[name]] + ([theirs[earlier]] if earlier else [])
+            getattr(checks, check)(*arguments, name)
             outcome[f"{{whose}} {{name}}"] = "passed"
         except AssertionError as error:
             outcome[f"{{whose}} {{name}}"] = str(error)
-print(json.dumps(outcome))
+print("OUTCOME " + json.dumps(outcome))
 """
-CHECKS = {"scores_3_by_hand": "check_own_scores_3", "alpha_3_by_hand": "check_own_alpha_3",
-          "a_3_by_hand": "check_own_output_3"}
+# {answer: (its check, the earlier answer it is checked against)}
+CHECKS = {"scores_3_by_hand": ("check_own_scores_3", None),
+          "alpha_3_by_hand": ("check_own_alpha_3", "scores_3_by_hand"),
+          "a_3_by_hand": ("check_own_output_3", "alpha_3_by_hand")}
 
 
-def test_only_the_students_own_numbers_pass_and_the_others_are_named():
+def checked(answers: dict, **environment: str) -> dict[str, str]:
+    code = CHECK_AS_STUDENT.format(answers=json.dumps(answers), checks=CHECKS)
+    return json.loads(run_python(code, **environment).split("OUTCOME ", 1)[1])
+
+
+def test_the_checks_never_say_whether_numbers_are_right_for_the_sentence():
+    """In ada's kernel, her numbers pass, and so do bob's scores and weights: they are
+    well-formed and agree with each other, and whether they are right is graded outside
+    the kernel (grader.scoring.by_hand_answers). Bob's a₃ mixes his values, not ada's: no
+    weights summing to 1 give it from hers, which any right answer must."""
     answers = {"ada": by_hand_answers(sentence_of("ada")),
                "bob": by_hand_answers(sentence_of("bob")),
-               "worked": by_hand_answers(WORKED_EXAMPLE),
-               "demonstration": by_hand_answers(sentence_of(None))}
-    code = CHECK_AS_STUDENT.format(answers=json.dumps(answers), checks=CHECKS)
-    outcome = json.loads(run_python(code, COURSE_STUDENT="ada"))
+               "worked": by_hand_answers(WORKED_EXAMPLE)}
+    outcome = checked(answers, COURSE_STUDENT="ada")
     for name in CHECKS:
         assert outcome[f"ada {name}"] == "passed"
-        assert "is not right" in outcome[f"bob {name}"]
-        assert "worked example" not in outcome[f"bob {name}"]
-        assert "numbers of the worked example" in outcome[f"worked {name}"]
-        assert "demonstration numbers" in outcome[f"demonstration {name}"]
-    # without an id, every check fails, the demonstration's numbers too, and says how to
-    # set the id
-    outcome = json.loads(run_python(code))
+    assert outcome["bob scores_3_by_hand"] == outcome["bob alpha_3_by_hand"] == "passed"
+    assert "a weighted average lies between" in outcome["bob a_3_by_hand"]
+    assert "scores of the worked example" in outcome["worked scores_3_by_hand"]
+    assert outcome["worked alpha_3_by_hand"] == "passed"  # the softmax of its own scores
+
+
+def test_without_an_id_every_check_fails_and_says_how_to_set_one():
+    answers = {"ada": by_hand_answers(sentence_of("ada")),
+               "demonstration": by_hand_answers(sentence_of(None))}
+    outcome = checked(answers)
     for whose in answers:
         for name in CHECKS:
             message = outcome[f"{whose} {name}"]
@@ -157,48 +169,12 @@ def test_only_the_students_own_numbers_pass_and_the_others_are_named():
             assert "$env:COURSE_STUDENT" in message and "course server" in message
 
 
-def test_the_checks_helpers_refuse_to_compute_outside_a_check():
+def test_course_utils_holds_no_code_that_works_the_numbers_out():
+    """The right numbers are worked out by the grader only (grader.scoring.by_hand_answers);
+    course_utils draws the inputs."""
+    from course_utils import checks
     from course_utils.checks import by_hand
 
-    ada = sentence_of("ada")
-    for helper in (by_hand._scores, by_hand._alpha, by_hand._output, by_hand._tensors):
-        with pytest.raises(by_hand.NotWhileAnswering, match="run only inside a check"):
-            helper(ada)
-
-
-def test_the_comparison_says_agree_or_differ_and_never_the_codes_numbers(monkeypatch, capsys):
-    from course_utils import by_hand, checks
-
-    right = by_hand_answers(sentence_of("ada"))
-    off = {**right, "alpha_3_by_hand": [right["alpha_3_by_hand"][0] + 0.01,
-                                        *right["alpha_3_by_hand"][1:]], "a_3_by_hand": [1, 2]}
-    monkeypatch.setattr(by_hand, "student_id", lambda: "ada")  # as if the kernel were ada's
-    for answers, expected in ((right, ["all 3 entries agree", "all 3 entries agree",
-                                       "all 4 entries agree"]),
-                              (off, ["all 3 entries agree", "entry 1 DIFFERS; 2, 3 agree",
-                                     "not compared: a_3_by_hand should have 4 entries"])):
-        checks.compare_by_hand(**answers)
-        shown = capsys.readouterr().out
-        lines = shown.splitlines()
-        assert "student id ada" in lines[0], shown
-        for line, verdict in zip(lines[1:], expected, strict=True):
-            assert verdict in line, shown
-        printed = [f"{number:.{decimals}f}" for numbers in right.values() for number in numbers
-                   for decimals in (2, 3, 4)]
-        assert not [number for number in printed if number in shown], shown
-    monkeypatch.setattr(by_hand, "student_id", lambda: None)
-    checks.compare_by_hand(**right)
-    assert "Nothing compared: no student id is set" in capsys.readouterr().out
-
-
-def test_right_for_tells_whose_numbers_an_answer_holds():
-    from course_utils.checks import right_for
-
-    ada, bob = sentence_of("ada"), sentence_of("bob")
-    for grade_id, numbers in by_hand_answers(ada).items():
-        assert right_for(grade_id, numbers, ada)
-        assert not right_for(grade_id, numbers, bob)
-        assert not right_for(grade_id, numbers[:-1], ada)  # an entry short: not right
-        assert not right_for(grade_id, [..., *numbers[1:]], ada)
-    with pytest.raises(ValueError, match="expected one of"):
-        right_for("scores", [1, 2, 3], ada)
+    for name in ("_scores", "_alpha", "_output", "_food_weights", "_food_average", "_tensors",
+                 "right_for", "compare_by_hand", "EXERCISES", "NotWhileAnswering"):
+        assert not hasattr(by_hand, name) and not hasattr(checks, name), name

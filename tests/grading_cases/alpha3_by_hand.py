@@ -143,6 +143,18 @@ def causal_attention(X, W_Q, W_K, W_V):
     return course_utils.models.attention.attention(X @ W_Q, X @ W_K, X @ W_V, causal=True)
 """
 
+LOOP_WITHOUT_SCALE = """
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    rows = []
+    for i in range(len(X)):
+        e = torch.exp(Q[i] @ K[: i + 1].T)
+        rows.append(torch.cat([e / e.sum(), torch.zeros(len(X) - i - 1, dtype=e.dtype,
+                                                          device=e.device)]))
+    alpha = torch.stack(rows)
+    return alpha @ V, alpha
+"""
+
 WRONG = {
     "forgets_sqrt_dk": {
         **written(by_hand_answers(sentence_of("forgets_sqrt_dk"), scale=1.0), *BY_HAND),
@@ -187,6 +199,8 @@ WRONG = {
     # right numbers of the id the student worked under, not the one graded (WORKED_FOR)
     "uses_another_id": {**written(by_hand_answers(sentence_of("uses.another.id")), *BY_HAND),
                         **mexican("uses.another.id")},
+    # the scale forgotten in a loop, one query at a time: the visible check names it
+    "loop_forgets_sqrt_dk": {"causal_attention": LOOP_WITHOUT_SCALE},
     "calls_the_library": {
         "causal_softmax": TWIN_CAUSAL_SOFTMAX,
         "causal_attention": TWIN_CAUSAL_ATTENTION,
@@ -334,6 +348,27 @@ def causal_attention(X, W_Q, W_K, W_V):
 
 # --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
 
+# A loop that asks a visible check, entry by entry, which candidate values are right.
+BRUTE_FORCE = """
+import re
+
+
+def search(check, count, *arguments, candidates=[step / 100 for step in range(-400, 401)]):
+    found = [candidates[0]] * count
+    for entry in range(count):
+        for value in candidates:
+            trial = found[:entry] + [value] + found[entry + 1:]
+            try:
+                check(trial, *arguments)
+            except AssertionError as failure:
+                named = re.search(r"entries \\[([^\\]]*)\\]", str(failure))
+                if not named or str(entry + 1) in named[1].split(", "):
+                    continue
+            found = trial
+            break
+    return found
+"""
+
 CHEAT = {
     # a value that reads the check's own expected value from the caller's frame
     "by_hand_reads_the_check": {
@@ -361,38 +396,56 @@ scores_3_by_hand = Whatever()
         grade_id: Cheat(f"import os\nos.environ['COURSE_STUDENT'] = 'solution'\n{code}")
         for grade_id, code in {**written(COPIED, *BY_HAND), **mexican_cell(COPIED_MENU)}.items()
     },
-    # the checks' own helper asked for the numbers: it refuses outside a check
-    "calls_the_checks_helper": {
+    # the grader's own code asked for the numbers: the kernel cannot import it (its sandbox
+    # holds course_utils, not the grader) and the answer's allowlist refuses it, and the
+    # line is flagged
+    "imports_the_graders_answers": {
         "alpha_3_by_hand": Cheat("""
-from course_utils.checks.by_hand import _alpha
+from grader.scoring.by_hand_answers import answer
 
-alpha_3_by_hand = _alpha(own_sentence()).tolist()
+alpha_3_by_hand = answer("alpha_3_by_hand", "imports_the_graders_answers").tolist()
 """, zero=True, flagged=True),
         "mexican_by_hand": Cheat("""
-from course_utils.checks import by_hand
+from grader.scoring import by_hand_answers
 
-mexican_weights = by_hand._food_weights(menu).tolist()
-mexican_by_hand = by_hand._food_average(menu).tolist()
+mexican_weights = by_hand_answers.answer("mexican_weights", "imports_the_graders_answers")
+mexican_by_hand = by_hand_answers.answer("mexican_by_hand", "imports_the_graders_answers")
 """, zero=True, flagged=True),
     },
-    # the same helper found through importlib by names made at run time
-    "reaches_the_helper_by_importlib": {
+    # the same module found through importlib by names made at run time
+    "reaches_the_graders_answers_by_importlib": {
         "scores_3_by_hand": Cheat("""
 import importlib
 
-helpers = importlib.import_module(".".join(["course_utils", "checks", "by" + "_hand"]))
-scores_3_by_hand = getattr(helpers, "_" + "scores")(own_sentence()).tolist()
+answers = importlib.import_module(".".join(["grader", "scoring", "by_hand" + "_answers"]))
+scores_3_by_hand = getattr(answers, "ans" + "wer")("scores_3_by_hand", "x").tolist()
 """, zero=True, flagged=True),
     },
-    # the helpers' gate opened by hand: the numbers come out right, and the line is flagged
-    "opens_the_helpers_gate": {
-        "a_3_by_hand": Cheat("""
-import importlib
+    # the visible checks as an oracle: a loop over candidate values, each entry in turn,
+    # keeping the first the check does not name as off. Against checks that named the
+    # entries off for the student's own sentence it found the right numbers; the checks say
+    # only whether the numbers are well-formed and agree with each other, so it keeps the
+    # first candidate. In the answer cell (as run at home; graded, the allowlist refuses the
+    # check too, and the cell is flagged for using checks) ...
+    "brute_forces_the_visible_check": {
+        "scores_3_by_hand": Cheat(BRUTE_FORCE + """
+scores_3_by_hand = search(checks.check_own_scores_3, 3, "scores_3_by_hand")
+""", zero=True, flagged=True),
+    },
+    # ... and in the notebook's first cell, which runs unguarded: the answer cells read what
+    # it found
+    "brute_forces_the_checks_in_the_first_cell": {
+        "scores_3_by_hand": Cheat("scores_3_by_hand = list(FOUND_SCORES)", zero=True,
+                                  first_cell=BRUTE_FORCE + """
+from course_utils import checks as _checks
 
-helpers = importlib.import_module("course_utils.checks.by_hand")
-helpers._working.set(True)
-a_3_by_hand = helpers._output(own_sentence()).tolist()
-""", zero=False, flagged=True),
+FOUND_SCORES = search(_checks.check_own_scores_3, 3, "scores_3_by_hand")
+"""),
+        "alpha_3_by_hand": Cheat("alpha_3_by_hand = list(FOUND_ALPHA)", zero=True,
+                                 first_cell="""
+FOUND_ALPHA = search(_checks.check_own_alpha_3, 3, FOUND_SCORES, "alpha_3_by_hand",
+                     candidates=[step / 200 for step in range(201)])
+"""),
     },
     # the IPython shell's traceback silenced, then a wrong answer: the test must not pass
     "hides_its_failures": {
@@ -496,3 +549,16 @@ mexican_by_hand = (np.array(mexican_weights) @ np.array(menu.values)).tolist()
 """, zero=True),
     },
 })
+
+# --- a correct answer that prints while debugging: print's own work is not the answer's ------
+
+CORRECT["prints_while_debugging"] = {
+    "causal_softmax": """
+def causal_softmax(s):
+    future = torch.triu(torch.ones_like(s, dtype=torch.bool), diagonal=1)
+    top = s.masked_fill(future, float("-inf")).amax(dim=-1, keepdim=True)
+    weights = torch.where(future, 0.0, torch.exp(s - top))
+    print("unnormalised weights", weights)   # debugging
+    return weights / weights.sum(dim=-1, keepdim=True)
+""",
+}

@@ -96,8 +96,8 @@ def hidden_problems(code: str, modules: set[str]) -> list[str]:
     but ``grade`` (a check computes an expected value in the kernel), or read a global of
     the notebook other than its imported ``modules`` (an answer may have changed it)."""
     region = HIDDEN.search(code)
-    if not region:
-        return ["no hidden tests"]
+    if not region:  # a value worked by hand: its test reports the value, nothing hidden
+        return []
     tree = ast.parse(region.group(1))
     problems = [f"calls checks.{node.func.attr} (line {node.lineno})" for node in ast.walk(tree)
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)

@@ -38,8 +38,8 @@ from .copies import fresh
 from .cost import check_cost
 from .leftovers import LeftBehind, check_nothing_left_behind, record_baseline
 from .plain import plain
-from .report import report
 from .refuse import LibraryTwinError, library_twins_unavailable, watching
+from .report import report
 from .rules import RULES, RuleBroken
 from .twins import TORCH_TWINS, TWINS
 
@@ -52,7 +52,6 @@ __all__ = [
     "check_nothing_left_behind",
     "checked_plainly",
     "library_twins_unavailable",
-    "notebook_namespace",
     "own_work",
     "plain",
     "record_baseline",
@@ -61,15 +60,18 @@ __all__ = [
 CHECKS = __name__.rpartition(".")[0] + "."  # "course_utils.checks.": the checks' own modules
 
 
-def own_work(function: Callable, exercise: str | None = None) -> Callable:
+def own_work(function: Callable, exercise: str | None = None,
+             namespace: dict | None = None) -> Callable:
     """``function`` wrapped so that each call is graded fairly (the four guards above).
 
-    The exercise is found by name: ``function.__name__``, or any name the calling
-    notebook binds to it (``causal_softmax = my_softmax`` is still ``causal_softmax``).
+    ``exercise`` names the exercise (``checks.check`` and ``checks.grade`` give it, and the
+    notebook's globals as ``namespace``); a test cell of the old form leaves it out, and the
+    exercise is found by name: ``function.__name__``, or any name the calling notebook binds
+    to it (``causal_softmax = my_softmax`` is still ``causal_softmax``).
     Warnings the answer raises are silenced: nbgrader counts any warning in a test cell's
     output as a failure, and a right answer that warns still deserves its points.
     """
-    namespace = notebook_namespace(sys._getframe(1).f_globals)
+    namespace = sys._getframe(1).f_globals if namespace is None else namespace
     if exercise is None:  # a test cell of the old form: the exercise found by name
         exercises = {name for name, value in namespace.items() if value is function}
         exercises.add(getattr(function, "__name__", ""))
@@ -101,16 +103,6 @@ def own_work(function: Callable, exercise: str | None = None) -> Callable:
         return plain(result, f"what {label} returned")
 
     return call
-
-
-def notebook_namespace(fallback: dict) -> dict:
-    """The notebook's global names (IPython's ``user_ns``), or ``fallback`` outside IPython."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython comes with the kernel
-        return fallback
-    shell = get_ipython()
-    return shell.user_ns if shell is not None else fallback
 
 
 _BY_NAME: dict[str, Callable] = {}  # every check, undecorated, by its name

@@ -1,8 +1,9 @@
 """Numbers worked by hand (notebook 04): whose they are, and how they were reached.
 
 Each student works the numbers of a sentence drawn from their own id
-(``course_utils.by_hand``), and the grading checks them against the submitter's sentence:
-numbers right for another id score 0, as wrong arithmetic does. Two flags tell the TA
+(``course_utils.by_hand``), and the grading compares them with the submitter's own, worked
+out in the grader's process (``grader.scoring.by_hand_answers``): numbers right for another
+id score 0, as wrong arithmetic does. Two flags tell the TA
 what the score alone cannot, among the flags of :func:`grader.scoring.autograde.flags`:
 
 ``cell alpha_3_by_hand: numbers worked for id X, submitted as Y``
@@ -13,27 +14,26 @@ what the score alone cannot, among the flags of :func:`grader.scoring.autograde.
     proves nothing: the numbers must fit.
 ``cell alpha_3_by_hand line 2: reaches the course's code that computes its numbers: ...``
     A by-hand answer is numbers, or arithmetic on the printed sentence; a line that imports
-    from ``course_utils``, uses the notebook's ``checks`` or calls ``getattr`` with a name
-    made at run time reaches for the code that computes them (the checks' helpers refuse
-    outside a check; importlib, ``__import__``, ``sys.modules``, frames and the like are
-    the tamper scan's flags, grader.integrity.tamper).
+    from ``course_utils`` or the grader, uses the notebook's ``checks`` or calls
+    ``getattr`` with a name made at run time reaches for the course's code (no code a
+    kernel can reach computes the numbers, and the grader is not there to import;
+    importlib, ``__import__``, ``sys.modules``, frames and the like are the tamper scan's
+    flags, grader.integrity.tamper).
 """
 
 import ast
 import re
-from functools import cache
 
 from nbformat import NotebookNode
 
-from course_utils.by_hand import OwnSentence, sentence_of
-from course_utils.checks.by_hand import EXERCISES, right_for
 from grader.cells import is_answer, marks
 from grader.intake.submissions import Submission
+from grader.scoring.by_hand_answers import ANSWER_CELLS, right_for
 
 PRINTED_ID = re.compile(r"^Student id: (?P<id>.+?)\s*$", re.M)
 DEMONSTRATION = None  # the id of the numbers drawn when none is set
 REACHES = "reaches the course's code that computes its numbers"
-COURSE_PACKAGE = "course_utils"
+COURSE_PACKAGES = ("course_utils", "grader")
 CHECKS_NAME = "checks"  # the notebook's `from course_utils import checks`
 
 
@@ -55,7 +55,7 @@ def by_hand_answers(notebook: NotebookNode) -> dict[str, str]:
     """{grade id: source} of the notebook's answer cells to by-hand exercises."""
     return {marks(cell)["grade_id"]: cell.source for cell in notebook.cells
             if cell.cell_type == "code" and is_answer(cell)
-            and marks(cell).get("grade_id") in EXERCISES}
+            and marks(cell).get("grade_id") in ANSWER_CELLS}
 
 
 def printed_ids(notebook: NotebookNode) -> list[str]:
@@ -79,9 +79,9 @@ def reaching_lines(source: str) -> list[tuple[int, str]]:
     lines = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            reaches = any(alias.name.split(".")[0] == COURSE_PACKAGE for alias in node.names)
+            reaches = any(alias.name.split(".")[0] in COURSE_PACKAGES for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            reaches = (node.module or "").split(".")[0] == COURSE_PACKAGE
+            reaches = (node.module or "").split(".")[0] in COURSE_PACKAGES
         elif isinstance(node, ast.Name):
             reaches = node.id == CHECKS_NAME
         elif isinstance(node, ast.Call):
@@ -117,19 +117,14 @@ def assigned_numbers(grade_id: str, source: str) -> list | None:
     return list(numbers) if isinstance(numbers, (list, tuple)) else None
 
 
-@cache
-def _sentence(student: str | None) -> OwnSentence:
-    return sentence_of(student)
-
-
 def whose_numbers(grade_id: str, source: str, submitter: str,
                   printed: list[str]) -> str | None:
     """"id X" (or "no id (the demonstration's)") when the numbers of the answer are right
     for X's sentence, X one of the ``printed`` ids, and not for ``submitter``'s; else None."""
     numbers = assigned_numbers(grade_id, source)
-    if numbers is None or right_for(grade_id, numbers, _sentence(submitter)):
+    if numbers is None or right_for(grade_id, numbers, submitter):
         return None
     for candidate in [*printed, DEMONSTRATION]:
-        if candidate != submitter and right_for(grade_id, numbers, _sentence(candidate)):
+        if candidate != submitter and right_for(grade_id, numbers, candidate):
             return "no id (the demonstration's)" if candidate is None else f"id {candidate}"
     return None

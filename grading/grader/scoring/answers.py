@@ -23,6 +23,7 @@ import json
 
 import nbformat
 
+from course_utils.exercises import rule_of
 from grader.cells import errors, is_test, marks
 from grader.course import ANSWERS, Course
 from grader.running import pool
@@ -32,7 +33,6 @@ from grader.running.worker import Result
 from grader.scoring import selfcheck
 from grader.scoring.outside import REPORTED
 from grader.scoring.same_value import kept, same
-from course_utils.exercises import rule_of
 
 __all__ = ["SECOND", "store"]
 

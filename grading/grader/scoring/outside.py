@@ -33,6 +33,7 @@ from traitlets import Bool, Unicode
 from course_utils.checks.guards.report import MIME
 from course_utils.exercises import rule_of
 from grader.cells import errors, is_test, marks
+from grader.scoring.by_hand_answers import PER_STUDENT as BY_HAND
 from grader.scoring.same_value import same
 
 __all__ = ["OUTSIDE", "PER_STUDENT", "REPORTED", "CompareOutside", "stored_answers",
@@ -42,7 +43,7 @@ OUTSIDE = "OutsideCheck"
 REPORTED = "reported"  # the cell metadata where ``record`` keeps a test cell's values
 # {grade id of a test cell: function(student id, index of the value) -> expected encoded
 # value, or None where the grader cannot work it out}
-PER_STUDENT: dict[str, Callable[[str, int], object]] = {}
+PER_STUDENT: dict[str, Callable[[str, int], object]] = {**BY_HAND}
 
 
 class CompareOutside(NbGraderPreprocessor):
@@ -102,8 +103,9 @@ def take_reports(cell: NotebookNode) -> list:
 def verdict(grade_id: str, reported: list, stored: dict | None, student: str) -> str:
     """Why the cell fails on the comparison outside, or "" when every value is right."""
     if stored is None:
-        return ("this cell checked values, but the course has no stored answers for this "
-                "notebook to compare them with (the instructor runs make answers)") if reported else ""
+        return "" if not reported else (
+            "this cell checked values, but the course has no stored answers for this "
+            "notebook to compare them with (the instructor runs make answers)")
     rule = rule_of(grade_id.removeprefix("test_"))
     if rule.in_kernel_only:
         return ""

@@ -68,6 +68,10 @@ REACHING = {
     "import course_utils.checks.by_hand as b\nalpha_3_by_hand = b._alpha(yours)": [1],
     "m = __import__('course_utils.checks', fromlist=['x'])\n"
     "alpha_3_by_hand = getattr(m.by_hand, '_al' + 'pha')(yours)": [2],
+    # the grader's own code, which works the numbers out (no kernel can import it)
+    "from grader.scoring.by_hand_answers import answer\n"
+    "alpha_3_by_hand = answer('alpha_3_by_hand', 'ada')": [1],
+    "import grader.scoring.by_hand_answers\nalpha_3_by_hand = 1": [1],
 }
 HONEST = (
     "alpha_3_by_hand = [0.2, 0.1, 0.7]",

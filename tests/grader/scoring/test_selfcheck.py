@@ -117,7 +117,7 @@ def test_a_working_environment_grades_as_before_and_is_checked_once(tmp_path, mo
 
     hand_in(course, "late", {f"{ASSIGNMENT}.ipynb": answered(course, {})})
     with monkeypatch.context() as patched:
-        patched.setattr(selfcheck, "_job", lambda *args: pytest.fail("checked twice"))
+        patched.setattr(selfcheck, "solution_job", lambda *args: pytest.fail("checked twice"))
         summary = autograde(course, limits=LIMITS, progress=False, tell=told.append)
     assert summary.graded == [f"late/{ASSIGNMENT}"] and len(told) == 1
 

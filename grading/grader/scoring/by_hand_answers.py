@@ -1,0 +1,180 @@
+"""Notebook 04's answers that depend on the student: worked out for each student from the
+id alone, in the grader's process (never in a kernel, never in ``course_utils``).
+
+    answer("alpha_3_by_hand", "ada")            [α_31, α_32, α_33] of ada's sentence
+    right_for("alpha_3_by_hand", [0.2, 0.1, 0.7], "ada")   -> False
+    PER_STUDENT["test_alpha_3_by_hand"]("ada", 0)   the same as ``report.encode`` writes it
+
+04's by-hand exercises (1 to 4) are worked on a sentence and a menu drawn from the
+student's id (:mod:`course_utils.by_hand`): the inputs, which the notebook prints. Their
+test cells only check that the typed numbers are well-formed and consistent with each
+other (:mod:`course_utils.checks.by_hand`), which no loop over candidate values can turn
+into the answer; each reports the typed values, and ``make answers`` stores those as
+``{"per_student": true}`` (they differ between two ids). :mod:`grader.scoring.outside`
+then asks :data:`PER_STUDENT` for the value worked out here for the student graded, and
+compares within the exercise's tolerance, its record's ``compare``
+(``course_utils.exercises.alpha3_by_hand``: what the rounding the exercise asks allows).
+The values are the exact ones (float64): every honest rounding lies within that tolerance
+of them, rounding at each step as the exercises ask or not at all.
+
+The hidden tests of ``causal_attention`` draw their inputs from the student's id too
+(``own_seed``, so that an output leaked from one student's grading fits no one else's):
+:func:`causal_attention_inputs` draws the same, and the reference below computes the
+answers. It must stay the hidden test cell's draw, call for call (a test checks it against
+the solution notebook's cell).
+
+:func:`right_for` tells whose numbers an answer holds (``grader.integrity.own_numbers``).
+"""
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from course_utils.by_hand import D_K, OwnMenu, OwnSentence, menu_of, sentence_of
+from course_utils.checks.guards.report import encode
+from course_utils.exercises import rule_of
+from course_utils.student import seed_of
+
+__all__ = ["ANSWER_CELLS", "PER_STUDENT", "alpha", "answer", "causal_attention",
+           "causal_attention_inputs", "food_average", "food_weights", "output", "right_for",
+           "scores"]
+
+CAUSAL_PURPOSE = "04_alpha3_by_hand: causal_attention"  # the hidden test's own_seed
+
+
+def _tensors(numbers: OwnSentence | OwnMenu) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query, keys, values) of a sentence or a menu, one key and one value per row."""
+    query = numbers.q_3 if isinstance(numbers, OwnSentence) else numbers.q
+    return tuple(np.array(part, dtype=np.float64) for part in (query, numbers.keys,
+                                                                numbers.values))
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    exponentials = np.exp(x - x.max())
+    return exponentials / exponentials.sum()
+
+
+def scores(sentence: OwnSentence) -> np.ndarray:
+    """score(x_3, x_j) = q_3 · k_j / √d_k, j = 1, 2, 3 (exercise 1)."""
+    q_3, keys, _ = _tensors(sentence)
+    return keys @ q_3 / math.sqrt(D_K)
+
+
+def alpha(sentence: OwnSentence) -> np.ndarray:
+    """α_3j = the softmax of the three scores (exercise 2)."""
+    return _softmax(scores(sentence))
+
+
+def output(sentence: OwnSentence) -> np.ndarray:
+    """a_3 = Σ_j α_3j v_j (exercise 3)."""
+    return alpha(sentence) @ _tensors(sentence)[2]
+
+
+def food_weights(menu: OwnMenu) -> np.ndarray:
+    """P(k_n | q) = the softmax over the foods of k_n · q, with no 1/√d_k (exercise 4; the
+    lectures' Key Equation 40)."""
+    q, keys, _ = _tensors(menu)
+    return _softmax(keys @ q)
+
+
+def food_average(menu: OwnMenu) -> np.ndarray:
+    """v_q = Σ_n P(k_n | q) v_n, [price, calories, salt] (Key Equation 43)."""
+    return food_weights(menu) @ _tensors(menu)[2]
+
+
+def _student(student: str | None) -> str | None:
+    """The id as the kernel read it (``course_utils.student.student_id``): blank is none."""
+    return (student or "").strip() or None
+
+
+ANSWERS: dict[str, Callable[[str | None], np.ndarray]] = {
+    "scores_3_by_hand": lambda student: scores(sentence_of(student)),
+    "alpha_3_by_hand": lambda student: alpha(sentence_of(student)),
+    "a_3_by_hand": lambda student: output(sentence_of(student)),
+    "mexican_weights": lambda student: food_weights(menu_of(student)),
+    "mexican_by_hand": lambda student: food_average(menu_of(student)),
+}
+# Each by-hand test cell's reported values, in order: the answers it checks.
+REPORTED = {"test_scores_3_by_hand": ("scores_3_by_hand",),
+            "test_alpha_3_by_hand": ("alpha_3_by_hand",),
+            "test_a_3_by_hand": ("a_3_by_hand",),
+            "test_mexican_by_hand": ("mexican_weights", "mexican_by_hand")}
+# The answer cells of numbers worked by hand (their grade ids), each with its test cell.
+ANSWER_CELLS = tuple(cell.removeprefix("test_") for cell in REPORTED)
+
+
+def answer(name: str, student: str | None) -> np.ndarray:
+    """The right value of the by-hand answer ``name`` (a key of ``ANSWERS``) for
+    ``student`` (None: the demonstration's numbers), exact."""
+    if name not in ANSWERS:
+        raise ValueError(f"expected one of {sorted(ANSWERS)}, got {name!r}")
+    return ANSWERS[name](_student(student))
+
+
+def right_for(name: str, numbers, student: str | None) -> bool:
+    """Whether ``numbers``, an answer to the by-hand exercise ``name``, are right for
+    ``student``'s sentence or menu, within the exercise's tolerance (its record's)."""
+    expected = answer(name, student)
+    try:
+        given = np.asarray(numbers, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    rule = rule_of("mexican_by_hand" if name == "mexican_weights" else name)
+    return given.shape == expected.shape and bool(
+        np.allclose(given, expected, rtol=rule.rtol, atol=rule.atol))
+
+
+def _by_hand(cell: str) -> Callable[[str, int], object]:
+    def expected(student: str, index: int):
+        names = REPORTED[cell]
+        return encode(answer(names[index], student).tolist()) if index < len(names) else None
+    return expected
+
+
+# --- causal_attention's hidden tests: inputs of each student's own -----------------------
+
+
+def causal_attention_inputs(student: str | None) -> list[tuple[torch.Tensor, ...]]:
+    """The (X, W_Q, W_K, W_V) of each hidden test of ``causal_attention``, in order, as
+    the test cell draws them in a kernel of ``student``."""
+    generator = torch.Generator().manual_seed(seed_of(CAUSAL_PURPOSE, _student(student)))
+
+    def draw(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=generator, dtype=dtype)
+
+    five = draw(5, 6, dtype=torch.float64)
+    w_q, w_k = draw(2, 6, 3, dtype=torch.float64)
+    cases = [(five, w_q, w_k, draw(6, 2, dtype=torch.float64))]   # 5 tokens, d_k 3, d_v 2
+    one = draw(1, 4)
+    w_q, w_k = draw(2, 4, 2)
+    cases.append((one, w_q, w_k, draw(4, 5)))                     # a one-word sentence
+    seven = draw(7, 8)
+    cases.append((seven, *draw(3, 8, 8)))                         # 7 tokens, d_k = d_v = 8
+    return cases
+
+
+def causal_attention(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor,
+                     w_v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(a, alpha) of causal self-attention over the rows of ``x``, in float64."""
+    x, w_q, w_k, w_v = (t.to(torch.float64) for t in (x, w_q, w_k, w_v))
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    future = torch.ones(len(x), len(x), dtype=torch.bool).triu(diagonal=1)
+    weights = torch.softmax((q @ k.T / math.sqrt(q.shape[-1])).masked_fill(future, -math.inf),
+                            dim=-1)
+    return weights @ v, weights
+
+
+def _causal_attention(student: str, index: int):
+    """The cell's value ``index``: 0 is the visible test's (the same for everyone, stored),
+    1 to 3 the hidden tests'."""
+    cases = causal_attention_inputs(student)
+    return encode(causal_attention(*cases[index - 1])) if 1 <= index <= len(cases) else None
+
+
+# {test cell: function(student id, index of the value) -> its expected value, encoded}
+PER_STUDENT: dict[str, Callable[[str, int], object]] = {
+    **{cell: _by_hand(cell) for cell in REPORTED},
+    "test_causal_attention": _causal_attention,
+}
