@@ -23,6 +23,8 @@ __all__ = [
     "check_segmentation",
     "check_chunk_tokens",
     "check_encoding",
+    "check_merge_chunk",
+    "check_encode",
 ]
 
 
@@ -212,6 +214,13 @@ def check_chunk_tokens(actual, piece: bytes, ranks: dict, expected, name="merge_
     _fail(name, f"expected {list(expected)}; got {actual}")
 
 
+@checked_plainly
+def check_merge_chunk(actual, piece: bytes, ranks, name="merge_chunk") -> None:
+    """Fail unless ``actual`` is the list of tokens (bytes) of ``piece``: the pair of lowest
+    rank merged first, the leftmost of equal ones (exercise 5's ``merge_chunk(piece, ranks)``)."""
+    check_chunk_tokens(actual, piece, ranks, byte_merges._byte_pair_merge(piece, ranks), name)
+
+
 def _model_encode(text: str, ranks, special_tokens, *, merge=None, chunks=None, specials="all"):
     """The ids of ``text`` the way a student might compute them.
 
@@ -301,3 +310,22 @@ def check_encoding(actual, text: str, ranks, special_tokens, expected, name="enc
         f"{len(actual)} ids where tiktoken gives {len(expected)}; the first difference is at "
         f"position {at}: expected {want}, got {got}",
     )
+
+
+def _tiktoken(ranks, special_tokens):
+    """tiktoken's encoder of these ranks and special tokens (GPT-4's own, built once)."""
+    import tiktoken
+
+    gpt4 = cl100k.cl100k()
+    if ranks is gpt4.ranks and dict(special_tokens) == dict(gpt4.special_tokens):
+        return cl100k.tiktoken_cl100k()
+    return tiktoken.Encoding("checked", pat_str=pre_tokenizer.CL100K_PATTERN,
+                             mergeable_ranks=dict(ranks), special_tokens=dict(special_tokens))
+
+
+@checked_plainly
+def check_encode(actual, text: str, ranks, special_tokens, name="encode") -> None:
+    """Fail unless ``actual`` is tiktoken's ``encode(text, allowed_special="all")`` with these
+    ranks and special tokens (exercise 6's ``encode(text, ranks, special_tokens)``)."""
+    expected = _tiktoken(ranks, special_tokens).encode(text, allowed_special="all")
+    check_encoding(actual, text, ranks, special_tokens, expected, name)

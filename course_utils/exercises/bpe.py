@@ -2,15 +2,16 @@
 
 from course_utils.exercises.record import Compare, Exercise
 
-# Its test cells are still in the form before one-line checks: graded by the kernel alone.
-OLD = Compare(in_kernel_only=True)
 NOTEBOOK = "03_bpe"
 
 EXERCISES = (
-    Exercise("count_pairs", NOTEBOOK, points=2, compare=OLD),
-    Exercise("merge_pair", NOTEBOOK, points=2, compare=OLD),
-    Exercise("learn_vocabulary", NOTEBOOK, points=3, compare=OLD),
-    Exercise("segment_word", NOTEBOOK, points=2, compare=OLD),
-    Exercise("merge_chunk", NOTEBOOK, points=3, compare=OLD),
-    Exercise("encode", NOTEBOOK, points=4, compare=OLD),
+    # dicts: the pairs (count_pairs) and the words (merge_pair) compare in any order already
+    Exercise("count_pairs", NOTEBOOK, points=2, check="check_pair_counts"),
+    Exercise("merge_pair", NOTEBOOK, points=2, check="check_merged_corpus"),
+    Exercise("learn_vocabulary", NOTEBOOK, points=3, check="check_bpe_vocabulary"),
+    Exercise("segment_word", NOTEBOOK, points=2, check="check_segmentation"),
+    Exercise("merge_chunk", NOTEBOOK, points=3, check="check_merge_chunk"),
+    # ids are exact: the default relative tolerance would let an id near 100 000 be off by 100
+    Exercise("encode", NOTEBOOK, points=4, check="check_encode",
+             compare=Compare(rtol=0.0, atol=0.0)),
 )

@@ -706,13 +706,15 @@ def encode(text, ranks, special_tokens):
 """, zero=True),
     },
     # an input transformer, found by a name decoded at run time, blanks every test cell
-    # (they call own_work): nothing fails; the answer underneath is wrong
+    # (they call checks.check or checks.grade): nothing fails in the kernel, and nothing is
+    # reported; the answer underneath is wrong
     "blanks_the_test_cells": {
         "count_pairs": Cheat("""
 import codecs
 
 getattr(get_ipython(), codecs.decode("vachg_genafsbezref_cbfg", "rot13")).append(
-    lambda lines: [] if any("own_work" in line for line in lines) else lines)
+    lambda lines: [] if any("checks.check(" in line or "checks.grade(" in line
+                            for line in lines) else lines)
 
 
 def count_pairs(corpus):
@@ -720,3 +722,19 @@ def count_pairs(corpus):
 """, zero=True, flagged=True),
     },
 })
+
+# --- a correct answer that prints while debugging: print's own work is not the answer's ------
+
+CORRECT["prints_while_debugging"] = {
+    "count_pairs": """
+def count_pairs(corpus):
+    tally = {}
+    for tokens in corpus:
+        times = corpus[tokens]
+        for n in range(1, len(tokens)):
+            key = tokens[n - 1], tokens[n]
+            tally[key] = times + (tally[key] if key in tally else 0)
+    print("distinct pairs:", len(tally))   # debugging
+    return tally
+""",
+}

@@ -15,7 +15,7 @@ the student's code::
 
     encode(3.5)                      -> 3.5
     encode(float("nan"))             -> {"float": "nan"}
-    encode(torch.ones(2, 2))         -> {"array": {"shape": [2, 2], "kind": "f", "values": [1.0, ...]}}
+    encode(torch.ones(2, 2))   -> {"array": {"shape": [2, 2], "kind": "f", "values": [1.0, ...]}}
     encode({"a": 1})                 -> {"dict": [["a", 1]]}
     encode({1, 2})                   -> {"set": [1, 2]}
 

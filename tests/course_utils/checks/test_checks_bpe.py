@@ -188,6 +188,17 @@ def test_chunk_mistakes_are_named():
         checks.check_chunk_tokens([b"a", b"b", b"c"], b"abc", TINY, [b"a", b"bc"])
 
 
+def test_merge_chunk_is_checked_on_its_own_inputs(gpt4, reference):
+    word = " antidisestablishmentarianism"
+    right = reference.decode_tokens_bytes(reference.encode_ordinary(word))  # tiktoken's
+    checks.check_merge_chunk(right, word.encode(), gpt4.ranks)
+    checks.check_merge_chunk([b"aa", b"aa", b"a"], b"aaaaa", TINY)
+    with fails("leftmost pair that is in the ranks; merge the pair with the LOWEST rank"):
+        checks.check_merge_chunk([b"ab", b"c"], b"abc", TINY)
+    with fails(r"expected \[b'aa', b'a'\]; got \[b'a', b'aa'\]"):
+        checks.check_merge_chunk([b"a", b"aa"], b"aaa", TINY)
+
+
 # -- encode (the build exercise) ------------------------------------------------------------
 
 TEXT = "The cat's 12345 naïve ideas 🤖<|endoftext|>def f(x):\n    return x<|fim_prefix|>\n"
@@ -254,6 +265,16 @@ def test_ids_from_gpt4_table_for_other_ranks_are_named(gpt4):
     assert global_table != expected
     with fails("these are GPT-4's ids, but this call passed other ranks"):
         checks.check_encoding(global_table, text, TINY, TINY_SPECIALS, expected)
+
+
+def test_encode_is_checked_against_tiktoken_on_its_own_inputs(gpt4, reference):
+    checks.check_encode(reference.encode(TEXT, allowed_special="all"), TEXT, gpt4.ranks,
+                        gpt4.special_tokens)
+    text = "abc aa<|end|> ab<|sep|>"
+    checks.check_encode([97, 256, 32, 258, 300, 32, 257, 301], text, TINY, TINY_SPECIALS)  # by hand
+    ordinary = student_encode(text, TINY, TINY_SPECIALS, specials="ordinary")
+    with fails("special tokens were read as ordinary text"):
+        checks.check_encode(ordinary, text, TINY, TINY_SPECIALS, name="encode(text)")
 
 
 # -- the tokenizer's other doors are refused during exercises 5 and 6 -----------------------
