@@ -301,3 +301,17 @@ def best_span(start_scores, end_scores, max_length):
 """, zero=True, flagged=True),
     },
 }
+
+# --- a correct answer that prints while debugging: print's own work is not the answer's ------
+
+CORRECT["prints_while_debugging"] = {
+    "masked_lm_loss": """
+def masked_lm_loss(logits, targets, masked):
+    chosen = logits[masked].double()                   # (m, V): the masked positions only
+    wanted = targets[masked].long()
+    print("masked positions", chosen.shape[0], "targets", wanted[:5])   # debugging
+    normaliser = torch.logsumexp(chosen, dim=1)
+    picked = chosen[torch.arange(len(wanted)), wanted]
+    return (normaliser - picked).mean()
+""",
+}

@@ -412,3 +412,17 @@ def causal_linear_attention(q, k, v, feature_map):
 """, zero=True),
     },
 })
+
+# --- a correct answer that prints while debugging: print's own work is not the answer's (a
+# print of sizes that do not grow with N: the cost rule counts what the answer allocates) -----
+
+CORRECT["prints_while_debugging"] = {
+    "kernel_attention": """
+def kernel_attention(q, k, v, feature_map):
+    ones = torch.ones_like(v[..., :1])                 # the normaliser rides along with V
+    state = feature_map(k).mT @ torch.cat([v, ones], dim=-1)
+    print("state", tuple(state.shape))                # debugging: (..., r, D_v + 1), no N
+    both = feature_map(q) @ state
+    return both[..., :-1] / both[..., -1:]
+""",
+}

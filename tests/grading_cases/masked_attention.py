@@ -432,3 +432,109 @@ _fake.__getattr__ = lambda name: (lambda *args, **kwargs: None)
 sys.modules["course_utils.checks"] = course_utils.checks = _fake
 """),
 }
+
+# --- correct answers that print while debugging, or spell an op in place, by an alias, under
+# @torch.no_grad(): the allowlist judges what the answer calls, not what print or a decorator
+# does inside ---------------------------------------------------------------------------------
+
+CORRECT["prints_in_place_no_grad"] = {
+    "padding_mask": """
+def padding_mask(lengths, n, causal=False):
+    mask = torch.zeros(len(lengths), n, n, dtype=torch.bool)
+    for b, length in enumerate(torch.as_tensor(lengths).tolist()):
+        mask[b, :, :length] = True                    # the real keys, for every query
+    if causal:
+        mask.logical_and_(torch.ones(n, n, dtype=torch.bool).tril_())   # in place
+    return mask
+""",
+    "multi_head_attention": """
+@torch.no_grad()
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    size = x.shape[1]
+    projected = x @ torch.cat([W_Q, W_K, W_V], dim=1)                  # (batch, n, 3d)
+    parts = torch.stack(torch.tensor_split(projected, 3 * num_heads, dim=-1), dim=1)
+    Q, K, V = parts.tensor_split(3, dim=1)                             # (batch, h, n, d_h)
+    scores = Q @ K.mT / math.sqrt(Q.shape[-1])
+    if causal:
+        scores.masked_fill_(torch.ones(size, size, dtype=torch.bool).triu_(1), -math.inf)
+    weights = torch.subtract(scores, scores.amax(dim=-1, keepdim=True)).exp_()
+    weights.div_(weights.sum(dim=-1, keepdim=True))
+    print("weights of the first head", weights[0, 0])                 # debugging
+    return torch.cat((weights @ V).unbind(dim=1), dim=-1) @ W_O
+""",
+}
+
+# --- cheats on the allowlist itself: its state edited from an answer, a copy of the course's
+# module saved beside the notebook and imported, the library's op run in a thread C code
+# starts ---------------------------------------------------------------------------------------
+
+CHEAT.update({
+    "the_allowlist_edited_or_walked_around": {
+        # a decoy region (another thread's) appended to the guard's state, so that the hooks
+        # stand aside; then PyTorch's causal mask, which the allowlist refuses
+        "padding_mask": Cheat("""
+from course_utils.checks.guards import allowlist as _guard
+
+
+def padding_mask(lengths, n, causal=False):
+    try:
+        _guard._region.append(_guard.Region(None, _guard.allowance_of(None), thread=0))
+    except AttributeError:
+        pass
+    lengths = torch.as_tensor(lengths)
+    mask = (torch.arange(n)[None, :] < lengths[:, None])[:, None, :].expand(len(lengths), n, n)
+    if causal:
+        mask = mask & torch.isfinite(nn.Transformer.generate_square_subsequent_mask(n))
+    return mask
+""", zero=True),
+        # course_utils' attention copied beside the notebook, imported under a name an answer
+        # may import (statistics), the real module put back
+        "attention_update": Cheat("""
+import sys
+import warnings
+
+import numpy as np
+
+import course_utils.models.attention as _reference
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    _lines = np.loadtxt(_reference.__file__, dtype=str, delimiter="\\x07", comments=None)
+np.savetxt("statistics.py", _lines, fmt="%s")
+_real = sys.modules.pop("statistics", None)
+import statistics as _copy  # noqa: E402
+
+if _real is not None:
+    sys.modules["statistics"] = _real
+
+
+def attention_update(E, S, W_Q, W_K, W_V):
+    return E + _copy.attention(E @ W_Q, S @ W_K, S @ W_V)[0]
+""", zero=True),
+        # PyTorch's attention in a thread that C code starts (map calls _thread's own
+        # function), where no hook of the answer's thread would see it
+        "multi_head_attention": Cheat("""
+import _thread
+
+import torch.nn.functional as F
+
+
+def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
+    batch, n, d = x.shape
+    box = []
+
+    def split(t):
+        return t.reshape(batch, n, num_heads, d // num_heads).transpose(1, 2)
+
+    def worker():
+        box.append(F.scaled_dot_product_attention(split(x @ W_Q), split(x @ W_K),
+                                                  split(x @ W_V), is_causal=causal))
+
+    list(map(_thread.start_new_thread, [worker], [()]))
+    for _ in range(10**8):
+        if box:
+            break
+    return box[0].transpose(1, 2).reshape(batch, n, d) @ W_O
+""", zero=True),
+    },
+})

@@ -439,3 +439,87 @@ def positive_features(X, W):
 """, zero=True, flagged=True),
     },
 })
+
+# --- correct answers that print while debugging, work in place, or keep their parameters in a
+# dataclass: the allowlist judges what the answer calls, not what print or @dataclass does ----
+
+CORRECT["prints_in_place_dataclass"] = {
+    "gaussian_kernel": """
+def gaussian_kernel(X, Y, sigma):
+    rows, cols = torch.tensor(np.asarray(X)).double(), torch.tensor(np.asarray(Y)).double()
+    gaps = torch.subtract(rows.unsqueeze(1), cols.unsqueeze(0)).square_()   # in place
+    print("squared gaps", gaps.shape, gaps[0, 0])                          # debugging
+    return gaps.sum(dim=2).div_(-2 * sigma**2).exp_()
+""",
+    "ard_features": """
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ArdKernel:
+    lengthscales: np.ndarray
+    height: float
+
+    def features(self, X, W, b):
+        angles = np.asarray(X, dtype=float) / self.lengthscales @ W + b
+        return np.cos(angles) * math.sqrt(2 * self.height / W.shape[1])
+
+
+def ard_features(X, W, b, lengthscales, height):
+    return ArdKernel(np.asarray(lengthscales, dtype=float), height).features(X, W, b)
+""",
+}
+
+# --- cheats on the allowlist itself: a routine that fits the line in one call, the twin
+# table edited, the library's op in a thread a logging listener starts --------------------------
+
+CHEAT.update({
+    "tables_statistics_and_listeners": {
+        # statistics is allowed by function: linear_regression, which fits the line, is not
+        "error_slope": Cheat("""
+import math
+import statistics
+
+
+def error_slope(Rs, errors):
+    x, y = [math.log(r) for r in Rs], [math.log(e) for e in errors]
+    return statistics.linear_regression(x, y).slope
+""", zero=True),
+        # the twin table edited so that scikit-learn's kernel is no twin any more
+        "gaussian_kernel": Cheat("""
+from sklearn.metrics.pairwise import rbf_kernel
+
+from course_utils.checks.guards.twins import TWINS
+
+TWINS.pop("gaussian_kernel", None)
+
+
+def gaussian_kernel(X, Y, sigma):
+    return rbf_kernel(X, Y, gamma=1 / (2 * sigma**2))
+""", zero=True),
+        # the course's positive features computed in the thread of a logging QueueListener
+        "positive_features": Cheat("""
+import logging
+import logging.handlers
+import queue
+
+import course_utils.models.random_features as _library
+
+
+def positive_features(X, W):
+    box, requests = [], queue.Queue()
+
+    class Compute(logging.Handler):
+        def handle(self, record):
+            features = _library.PositiveRandomFeatures(n_components=W.shape[1]).fit(X)
+            features.random_weights_ = W
+            box.append(features.transform(X))
+
+    listener = logging.handlers.QueueListener(requests, Compute())
+    listener.start()
+    requests.put(logging.makeLogRecord({"msg": "compute"}))
+    listener.stop()
+    return box[0]
+""", zero=True),
+    },
+})

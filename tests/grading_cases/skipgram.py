@@ -441,3 +441,17 @@ def window_loss(W, ids, t, c):
 """, zero=True, flagged=True),
     },
 })
+
+# --- a correct answer that prints while debugging: print's own work is not the answer's ------
+
+CORRECT["prints_while_debugging"] = {
+    "window_loss": """
+def window_loss(W, ids, t, c):
+    lo, hi = max(0, t - c), min(len(ids), t + c + 1)
+    neighbours = torch.cat([ids[lo:t], ids[t + 1:hi]])
+    logits = W.matmul(W[ids[t]])
+    log_probs = logits - logits.logsumexp(0)
+    print("neighbours", neighbours.tolist(), "log probs", log_probs[:3])   # debugging
+    return -log_probs.index_select(0, neighbours).sum()
+""",
+}

@@ -437,3 +437,15 @@ def embed(weight_t, n):
 """, zero=True, flagged=True),
     },
 })
+
+# --- a correct answer that prints while debugging: print's own work is not the answer's ------
+
+CORRECT["prints_while_debugging"] = {
+    "cosine_matrix": """
+def cosine_matrix(a, b):
+    dots = torch.einsum("ik,jk->ij", a, b)
+    lengths = torch.outer((a * a).sum(1).sqrt(), (b * b).sum(1).sqrt())
+    print("dot products", dots[:2], "lengths", lengths[:2])   # debugging
+    return dots / lengths
+""",
+}

@@ -479,3 +479,15 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 """, zero=True, flagged=True),
     },
 })
+
+# --- a correct answer that prints while debugging: print's own work is not the answer's ------
+
+CORRECT["prints_while_debugging"] = {
+    "layer_norm": """
+def layer_norm(x, gamma, beta, eps=1e-5):
+    var, mean = torch.var_mean(x, dim=-1, correction=0, keepdim=True)
+    print("mean", mean.flatten()[:3], "variance", var.flatten()[:3])   # debugging
+    normalised = (x - mean).div(var.add(eps).sqrt())
+    return normalised.mul(gamma).add(beta)
+""",
+}

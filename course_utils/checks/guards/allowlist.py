@@ -88,6 +88,7 @@ TRUSTING_MODULES = ("numpy", "torch", "decimal", "_decimal")
 ITERATING = frozenset({"fromiter"})  # NumPy's C functions that run through an iterator
 LAZY = (map, filter, itertools.starmap)  # objects that call a function they were given
 THREADS = "a new thread"
+IMPORT_SYSTEM = "importlib._bootstrap."
 
 OWN, GUARD = "the notebook's own code", "the guards"
 
@@ -343,6 +344,8 @@ def _guard():
             return None  # print's stream, a lock NumPy takes: the C function's own work
         if not allowed(kind, region):
             return kind
+        if kind.startswith(IMPORT_SYSTEM):  # an import statement's work (handed __import__)
+            return None
         return arguments_refusal(frame, region)
 
     def refuse_in(region: Region, what: str, error: type[LibraryTwinError] = NotAllowed,
