@@ -66,25 +66,33 @@ def _number(encoded) -> float | None:
 
 def _as_array(encoded):
     """("array", shape, flat float64 values or a summary dict), or None: not numbers."""
+    if isinstance(encoded, dict) and "summary" in encoded.get("array", {}):
+        spec = encoded["array"]
+        return ("array", tuple(spec["shape"]), spec["summary"]) if spec["kind"] in "bif" else None
+    whole = _whole(encoded)
+    return None if whole is None else _sized(*whole)
+
+
+def _whole(encoded):
+    """(shape, flat float64 values) of a number, an array reported whole, or a list of
+    them all of one shape, at any depth: a list of rows is summarised as a whole, however
+    long each row; None for anything else (not numbers, ragged, or summarised inside)."""
     number = _number(encoded)
     if number is not None:
-        return ("array", (), np.array([number]))
+        return (), np.array([number])
     if isinstance(encoded, dict) and "array" in encoded:
         spec = encoded["array"]
-        if spec["kind"] not in "bif":
+        if spec["kind"] not in "bif" or "values" not in spec:
             return None
-        shape = tuple(spec["shape"])
-        if "summary" in spec:
-            return ("array", shape, spec["summary"])
-        return _sized(shape, np.array([_number(v) for v in spec["values"]], dtype=float))
+        return tuple(spec["shape"]), np.array([_number(v) for v in spec["values"]], dtype=float)
     if isinstance(encoded, list):
-        items = [_as_array(item) for item in encoded]
-        if not items or any(item is None or isinstance(item[2], dict) for item in items):
+        items = [_whole(item) for item in encoded]
+        if not items or any(item is None for item in items):
             return None
-        shapes = {item[1] for item in items}
+        shapes = {shape for shape, _ in items}
         if len(shapes) != 1:
             return None
-        return _sized((len(items), *shapes.pop()), np.concatenate([item[2] for item in items]))
+        return (len(items), *shapes.pop()), np.concatenate([values for _, values in items])
     return None
 
 
