@@ -5,11 +5,14 @@ from course_utils.exercises.record import Compare, Exercise
 NOTEBOOK = "08_random_fourier_features"
 
 EXERCISES = (
-    Exercise("gaussian_kernel", NOTEBOOK, points=2),
-    Exercise("ard_features", NOTEBOOK, points=3),
-    Exercise("error_slope", NOTEBOOK, points=2),
-    Exercise("laplacian_frequencies", NOTEBOOK, points=3,
+    Exercise("gaussian_kernel", NOTEBOOK, points=2, check="check_gaussian_kernel"),
+    # any unbiased design is right (−W for W, the features in another order or sign), so its
+    # values are compared as draws of one law; the kernel's check decides the design
+    Exercise("ard_features", NOTEBOOK, points=3, check="check_ard_feature_map",
+             compare=Compare(distribution=True)),
+    Exercise("error_slope", NOTEBOOK, points=2, check="check_error_slope"),
+    Exercise("laplacian_frequencies", NOTEBOOK, points=3, check="check_laplacian_frequencies",
              compare=Compare(distribution=True)),  # random draws: any sampler of the law
-    Exercise("cos_sin_variance", NOTEBOOK, points=3),
-    Exercise("positive_features", NOTEBOOK, points=4),
+    Exercise("cos_sin_variance", NOTEBOOK, points=3, check="check_cos_sin_variance"),
+    Exercise("positive_features", NOTEBOOK, points=4, check="check_positive_feature_map"),
 )
