@@ -48,9 +48,12 @@ def _worst(measured, expected, standard_error):
 
 
 @checked_plainly
-def check_laplacian_frequencies(actual, d: int, r: int, gamma: float,
+def check_laplacian_frequencies(actual, d: int, r: int, gamma: float, rng=None,
                                 name="laplacian_frequencies", sigmas=6.0) -> None:
     """Fail unless ``actual`` (D, R) holds independent frequencies of the Laplacian kernel.
+
+    ``rng`` is the generator the answer drew from (its last input), not used: the draws are
+    checked by their law, whatever the sampler.
 
     exp(−γ‖δ‖₁) = E_w[cos(wᵀδ)] needs w_d independent Cauchy with scale γ. The test reads
     the sample's characteristic function at a few δ: the mean of cos(wᵀδ) must be within

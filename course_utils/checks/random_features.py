@@ -11,7 +11,9 @@ The references are the formulas written out in float64 NumPy, independently of
 Laplacian kernel's frequencies) are checked statistically: their empirical characteristic
 function must lie within a few standard errors of the kernel, whose standard error is exact.
 A design (the ARD kernel's features) is checked by what it must do, not by one formula: its
-kernel estimate within a few standard errors of the kernel, and each point's features its own.
+kernel estimate within a few standard errors of the kernel, and each point's features its own
+(two calls, the rows reversed: ``check_ard_features``; a notebook's test checks each call
+with ``check_ard_feature_map`` and the grader compares the reversed rows' answer).
 """
 
 import math
@@ -24,9 +26,11 @@ from .guards import checked_plainly
 
 __all__ = [
     "RF_MISTAKES",
+    "check_ard_feature_map",
     "check_ard_features",
     "check_error_slope",
     "check_gaussian_kernel",
+    "check_positive_feature_map",
     "check_positive_features",
     "check_softmax_kernel_estimate",
 ]
@@ -128,6 +132,8 @@ RF_MISTAKES = {
 
 
 def _array(value, name: str) -> np.ndarray:
+    if isinstance(value, np.ndarray) and any(step < 0 for step in value.strides):
+        value = value.copy()  # rows reversed (X[::-1]): torch takes no negative strides
     return as_tensor(value, name).numpy()
 
 
@@ -186,6 +192,21 @@ def check_ard_features(actual, reordered, x, w, b, lengthscales, height: float,
     ``sigmas`` standard errors of the kernel at every pair: any unbiased design passes, not
     one formula, so a failure names a slip it recognises or says how far off ZZᵀ is.
     """
+    _check_ard(actual, reordered, x, w, b, lengthscales, height, name, sigmas)
+
+
+@checked_plainly
+def check_ard_feature_map(actual, x, w, b, lengthscales, height: float,
+                          name="ard_features", sigmas=6.0) -> None:
+    """:func:`check_ard_features` of one call: ``actual`` is ``ard_features(x, w, b,
+    lengthscales, height)``, checked for the slips it names and for ZZᵀ within ``sigmas``
+    standard errors of the ARD kernel. Whether a point's features depend on the other points
+    is a second call's (the rows reversed), compared outside the notebook with the answer of
+    those rows."""
+    _check_ard(actual, None, x, w, b, lengthscales, height, name, sigmas)
+
+
+def _check_ard(actual, reordered, x, w, b, lengthscales, height, name, sigmas) -> None:
     x, w, b = _array(x, "X"), _array(w, "W"), _array(b, "b")
     lengthscales = _array(lengthscales, "lengthscales")
     n, r = len(x), w.shape[1]
@@ -208,7 +229,7 @@ def check_ard_features(actual, reordered, x, w, b, lengthscales, height: float,
         tolerance = 1e-3 * np.abs(slip).max()
         if np.allclose(got, slip, atol=tolerance) and not np.allclose(right, slip, atol=tolerance):
             raise AssertionError(f"{name} is not right: {RF_MISTAKES[key]}.")
-    if not np.allclose(_array(reordered, name)[::-1], got, atol=1e-4):
+    if reordered is not None and not np.allclose(_array(reordered, name)[::-1], got, atol=1e-4):
         raise AssertionError(f"{name} is not right: {RF_MISTAKES['ard_not_local']}.")
     terms = r * got[:, None, :] * got[None, :, :]                 # (n, n, R): R z_r(x_i) z_r(x_j)
     estimate = terms.mean(-1)
@@ -314,3 +335,24 @@ def check_softmax_kernel_estimate(phi_x, phi_y, x, y, name="Φ_X Φ_Yᵀ", sigma
             f"errors with R = {r}; exp(xᵀy) at that entry is "
             f"{exact.flat[z.argmax()]:.4g}, the estimate {estimate.flat[z.argmax()]:.4g})."
         )
+
+
+_POSITIVE_SLIPS = ("not_positive", "no_norm", "full_norm", "plus_norm", "norm_not_squared",
+                   "no_root_R", "divide_R")
+
+
+@checked_plainly
+def check_positive_feature_map(actual, x, w, name="positive_features", atol=1e-4,
+                               sigmas=6.0) -> None:
+    """:func:`check_positive_features` of one call, ``actual = positive_features(x, w)``;
+    where it fails without naming a slip (or a shape), :func:`check_softmax_kernel_estimate`
+    of φ(X) φ(X)ᵀ against exp(X Xᵀ) says whether the features are biased, and how far."""
+    try:
+        check_positive_features(actual, x, w, name=name, atol=atol)
+    except AssertionError as failure:
+        message = str(failure)
+        if "shape" in message or any(RF_MISTAKES[key] in message for key in _POSITIVE_SLIPS):
+            raise
+        check_softmax_kernel_estimate(actual, actual, x, x, name=f"{name} @ {name}ᵀ",
+                                      sigmas=sigmas)
+        raise

@@ -2,15 +2,17 @@
 
 from course_utils.exercises.record import Compare, Exercise
 
-# Its test cells are still in the form before one-line checks: graded by the kernel alone.
-OLD = Compare(in_kernel_only=True)
 NOTEBOOK = "08_random_fourier_features"
 
 EXERCISES = (
-    Exercise("gaussian_kernel", NOTEBOOK, points=2, compare=OLD),
-    Exercise("ard_features", NOTEBOOK, points=3, compare=OLD),
-    Exercise("error_slope", NOTEBOOK, points=2, compare=OLD),
-    Exercise("laplacian_frequencies", NOTEBOOK, points=3, compare=OLD),
-    Exercise("cos_sin_variance", NOTEBOOK, points=3, compare=OLD),
-    Exercise("positive_features", NOTEBOOK, points=4, compare=OLD),
+    Exercise("gaussian_kernel", NOTEBOOK, points=2, check="check_gaussian_kernel"),
+    # any unbiased design is right (−W for W, the features in another order or sign): the
+    # features are compared by the kernel they estimate, Z Zᵀ
+    Exercise("ard_features", NOTEBOOK, points=3, check="check_ard_feature_map",
+             compare=Compare(feature_map=True)),
+    Exercise("error_slope", NOTEBOOK, points=2, check="check_error_slope"),
+    Exercise("laplacian_frequencies", NOTEBOOK, points=3, check="check_laplacian_frequencies",
+             compare=Compare(distribution=True)),  # random draws: any sampler of the law
+    Exercise("cos_sin_variance", NOTEBOOK, points=3, check="check_cos_sin_variance"),
+    Exercise("positive_features", NOTEBOOK, points=4, check="check_positive_feature_map"),
 )

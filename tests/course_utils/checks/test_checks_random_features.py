@@ -141,6 +141,21 @@ def test_an_unnamed_biased_design_says_how_far_off_without_the_values():
     assert "expected" not in str(failure.value)
 
 
+def test_one_call_is_checked_alone_the_rows_order_left_to_a_second_call():
+    """check_ard_feature_map, a test cell's check of one call: the same slips and bias,
+    and the reversed rows' call passes on its own."""
+    for x in (X, X[::-1]):                                   # negative strides too
+        checks.check_ard_feature_map(features(x), x, W_ARD, B_ARD, LENGTHSCALES, HEIGHT)
+        checks.check_ard_feature_map(features(x, sign=-1.0), x, W_ARD, B_ARD, LENGTHSCALES,
+                                     HEIGHT)
+    with raises("no_offset"):
+        checks.check_ard_feature_map(features(offset=False), X, W_ARD, B_ARD, LENGTHSCALES,
+                                     HEIGHT)
+    with pytest.raises(AssertionError, match="standard errors"):
+        checks.check_ard_feature_map(features(rescale=1 / (1.5 * LENGTHSCALES)), X, W_ARD,
+                                     B_ARD, LENGTHSCALES, HEIGHT)
+
+
 def test_features_of_the_wrong_shape_are_told_so():
     with pytest.raises(AssertionError, match=r"shape \(5, 20000\)"):
         checks.check_ard_features(features().T, features(), X, W_ARD, B_ARD, LENGTHSCALES, HEIGHT)
@@ -212,6 +227,8 @@ def test_right_positive_features_pass_in_every_form():
 def test_positive_feature_mistakes_are_named(wrong, key):
     with raises(key):
         checks.check_positive_features(wrong, XP, WP)
+    with raises(key):                                    # a test cell's check of one call
+        checks.check_positive_feature_map(wrong, XP, WP)
 
 
 W_MANY = np.random.default_rng(1).normal(size=(3, 100_000))
@@ -229,6 +246,15 @@ def test_biased_features_are_caught_by_the_estimate(shift, root):
     phi_y = positive(YP, W_MANY, shift=shift, root=root)
     with raises("biased"):
         checks.check_softmax_kernel_estimate(phi_x, phi_y, XP, YP)
+
+
+def test_one_call_of_positive_features_says_whether_an_unnamed_mistake_is_biased():
+    checks.check_positive_feature_map(positive(XP, W_MANY), XP, W_MANY)
+    with raises("biased"):
+        checks.check_positive_feature_map(positive(XP, W_MANY, shift=0.3), XP, W_MANY)
+    with pytest.raises(AssertionError, match="are off") as failure:    # unbiased, not φ
+        checks.check_positive_feature_map(positive(XP, -W_MANY), XP, W_MANY)
+    assert "expected" not in str(failure.value)
 
 
 def test_negative_features_are_refused_by_the_estimate():
@@ -262,6 +288,7 @@ def test_right_laplacian_frequencies_pass_at_every_seed(sampler):
             w = sampler(d, r, gamma, np.random.default_rng(seed))
             checks.check_laplacian_frequencies(w, d, r, gamma)
     checks.check_laplacian_frequencies(torch.from_numpy(w), d, r, gamma)  # a tensor too
+    checks.check_laplacian_frequencies(w, d, r, gamma, np.random.default_rng(0))  # and its rng
 
 
 def test_the_frequencies_do_estimate_sklearns_laplacian_kernel():

@@ -97,6 +97,10 @@ def test_a_large_array_is_compared_by_its_summary_within_the_elementwise_toleran
     assert not same(encode(right * 1.01), report, LOOSE)
     assert not same(encode(right.T.contiguous()), report, LOOSE)    # same values, wrong shape
     assert same(encode(right.tolist()), report, LOOSE)             # a list summarised alike
+    rows = torch.randn(3, FULL + 1, generator=generator, dtype=torch.float64)
+    assert same(encode(rows.tolist()), encode(rows), LOOSE)        # rows longer than FULL too
+    assert same(encode(rows.tolist()), encode(rows), Compare(distribution=True))
+    assert not same(encode((rows * 1.01).tolist()), encode(rows), LOOSE)
 
 
 def test_random_draws_compare_as_samples_of_one_law():
