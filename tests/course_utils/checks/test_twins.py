@@ -82,13 +82,17 @@ def notebook_cells():
 
 
 def test_every_exercise_with_a_twin_is_tested_through_own_work():
+    """Directly, or through the one-line form (``checks.check`` and ``checks.grade`` call
+    the function through ``own_work``, course_utils.checks.one_line)."""
     for assignment, cells in notebook_cells():
         tests = {grade_id(cell): cell.source for cell in cells}
         for cell in cells:
             exercise = grade_id(cell)
             if exercise in checks.TWINS and cell.metadata["nbgrader"].get("solution"):
                 calls = tests.get(f"test_{exercise}", "")
-                assert f"checks.own_work({exercise})" in calls, f"{assignment}: test_{exercise}"
+                assert any(call in calls for call in (
+                    f"checks.own_work({exercise})", f'checks.check("{exercise}"',
+                    f'checks.grade("{exercise}"')), f"{assignment}: test_{exercise}"
 
 
 def test_no_twin_is_imported_before_its_exercise():
