@@ -11,7 +11,6 @@ import pytest
 from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import Execute as NbgraderExecute
-from nbgrader.preprocessors import LimitOutput
 from traitlets.config.loader import PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
