@@ -83,7 +83,7 @@ def test_names_bound_sees_every_top_level_binding(code, expected):
 HIDDEN = re.compile(r"^### BEGIN HIDDEN TESTS\n(.*?)^### END HIDDEN TESTS", flags=re.S | re.M)
 # notebooks whose test cells are still in the form before one-line checks (converted one by
 # one; each conversion removes its name)
-OLD_FORM = {"06_transformer_blocks", "07_linear_attention", "09_bert_and_gpt"}
+OLD_FORM = {"06_transformer_blocks", "07_linear_attention"}
 
 
 SETUP = {"checks", "device"}  # what every notebook's first cell sets up, not an input
