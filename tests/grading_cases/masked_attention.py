@@ -510,7 +510,7 @@ if _real is not None:
 
 def attention_update(E, S, W_Q, W_K, W_V):
     return E + _copy.attention(E @ W_Q, S @ W_K, S @ W_V)[0]
-""", zero=True),
+""", zero=True, flagged=True),
         # PyTorch's attention in a thread that C code starts (map calls _thread's own
         # function), where no hook of the answer's thread would see it
         "multi_head_attention": Cheat("""
@@ -535,6 +535,6 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
         if box:
             break
     return box[0].transpose(1, 2).reshape(batch, n, d) @ W_O
-""", zero=True),
+""", zero=True, flagged=True),
     },
 })

@@ -496,7 +496,7 @@ TWINS.pop("gaussian_kernel", None)
 
 def gaussian_kernel(X, Y, sigma):
     return rbf_kernel(X, Y, gamma=1 / (2 * sigma**2))
-""", zero=True),
+""", zero=True, flagged=True),
         # the course's positive features computed in the thread of a logging QueueListener
         "positive_features": Cheat("""
 import logging
