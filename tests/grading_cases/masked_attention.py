@@ -401,7 +401,7 @@ _checks.check_attention_update = lambda *args, **kwargs: None
     "reported_values_replaced": {
         # every value the kernel reports becomes the wrong answer's own, or nothing
         "attention_update": Cheat(UNSCALED + """
-import course_utils.checks.guards.report as _report
+import course_utils.checks.guards.report as _report  # the module
 import course_utils.checks.guards as _guards
 
 _report.encode = lambda value: 0

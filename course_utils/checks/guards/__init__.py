@@ -31,6 +31,7 @@ import sys
 import warnings
 from collections.abc import Callable
 
+from . import report as reporting
 from .allowances import ALLOWANCES
 from .allowlist import NotAllowed, answer_region
 from .answer_cells import refused_cell
@@ -39,7 +40,6 @@ from .cost import check_cost
 from .leftovers import LeftBehind, check_nothing_left_behind, record_baseline
 from .plain import plain
 from .refuse import LibraryTwinError, library_twins_unavailable, watching
-from .report import report
 from .rules import RULES, RuleBroken
 from .twins import TORCH_TWINS, TWINS
 
@@ -136,7 +136,7 @@ def checked_plainly(check: Callable) -> Callable:
         check_nothing_left_behind()
         name = signature.bind(answer, *args, **kwargs).arguments.get("name", "your answer")
         answer = plain(answer, name)
-        report(answer)
+        reporting.report(answer)
         return check(answer, *args, **kwargs)
 
     return run

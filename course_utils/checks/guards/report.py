@@ -8,7 +8,8 @@ kernel's own verdict (the check's ``AssertionError``) stays what students read; 
 scores only when both agree.
 
 Reporting happens only under nbgrader's autograde (``NBGRADER_EXECUTION=autograde`` in the
-kernel's start environment, read once here): a student's Validate shows nothing of it.
+kernel's start environment, as ``course_utils.grading_kernel`` read it once): a student's
+Validate shows nothing of it.
 
 :func:`encode` turns a plain value into JSON the grader compares without running any of
 the student's code::
@@ -28,10 +29,11 @@ in a large array can pass unseen.
 
 import json
 import math
-import os
 
 import numpy as np
 import torch
+
+from course_utils.grading_kernel import start_switch
 
 __all__ = ["FULL", "MIME", "PROJECTIONS", "encode", "projections", "report", "reporting",
            "summary"]
@@ -40,7 +42,7 @@ MIME = "application/vnd.course.checked+json"
 FULL = 4096  # arrays up to this many values are reported whole
 PROJECTIONS = 16
 SAMPLED = 1024  # values a summary keeps, at fixed positions
-_GRADING = os.environ.get("NBGRADER_EXECUTION") == "autograde"
+_GRADING = start_switch("NBGRADER_EXECUTION") == "autograde"  # the kernel's start environment
 
 
 def reporting() -> bool:
