@@ -33,7 +33,7 @@ import math
 import numpy as np
 import torch
 
-from course_utils.grading_kernel import start_switch
+from course_utils.switches import start_switch
 
 __all__ = ["FULL", "MIME", "PROJECTIONS", "encode", "projections", "report", "reporting",
            "summary"]
