@@ -88,7 +88,9 @@ def test_every_exercise_with_a_twin_is_tested_through_own_work():
             exercise = grade_id(cell)
             if exercise in checks.TWINS and cell.metadata["nbgrader"].get("solution"):
                 calls = tests.get(f"test_{exercise}", "")
-                assert f"checks.own_work({exercise})" in calls, f"{assignment}: test_{exercise}"
+                runs = (f"checks.own_work({exercise})", f'checks.check("{exercise}"',
+                        f'checks.grade("{exercise}"')  # the old form, the one-line form
+                assert any(call in calls for call in runs), f"{assignment}: test_{exercise}"
 
 
 def test_no_twin_is_imported_before_its_exercise():
