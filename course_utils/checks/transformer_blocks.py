@@ -16,9 +16,11 @@ from .guards import checked_plainly
 __all__ = [
     "BLOCK_MISTAKES",
     "check_is_causal",
+    "check_is_causal_of",
     "check_layer_norm",
     "check_positional_encoding",
     "check_rope",
+    "check_rope_answer",
     "check_rope_relative",
     "check_transformer_block",
 ]
@@ -150,6 +152,21 @@ def check_rope(actual, x, positions, name="rope") -> None:
     check_close(actual, expected, name, atol=1e-4, mistakes=mistakes, reveal=False)
 
 
+@checked_plainly
+def check_rope_answer(actual, x, positions, name="rope") -> None:
+    """``rope(x, positions)`` of a test cell (its record's check): :func:`check_rope`, and
+    first :func:`check_rope_relative` when x holds one query and one key, each repeated on
+    every row, at consecutive positions (x of shape (2, n, d): the scores of the two then
+    depend only on the offset)."""
+    x_t, at = as_tensor(x, "x"), as_tensor(positions, "positions")
+    if (x_t.dim() == 3 and len(x_t) == 2 and x_t.shape[1] > 1
+            and bool((x_t == x_t[:, :1]).all()) and bool((at.diff() == 1).all())):
+        got = as_tensor(actual, name)
+        if got.shape == x_t.shape:
+            check_rope_relative(got[0], got[1], name=name)
+    check_rope(actual, x, positions, name=name)
+
+
 def _positions_at(positions: torch.Tensor, d: int) -> torch.Tensor:
     """The sinusoidal PE (n, d) at the given positions."""
     angle = positions[:, None] / 10000.0 ** (torch.arange(d, dtype=torch.float64) // 2 * 2 / d)
@@ -264,7 +281,7 @@ def _block_variant(block, x, causal, norm_first, residual=(1.0, 1.0), activation
 
 
 @checked_plainly
-def check_transformer_block(actual, block: nn.Module, x, causal: bool,
+def check_transformer_block(actual, x, block: nn.Module, causal: bool = False,
                             name="transformer_block") -> None:
     """Fail unless ``actual`` equals ``nn.TransformerEncoderLayer`` loaded with ``block``'s
     weights (the course's ``TransformerBlock``, in eval mode) on x (batch, n, d_model)."""
@@ -324,3 +341,27 @@ def check_is_causal(actual, expected: bool, description: str, name="is_causal") 
         "earlier output. Change every position t in turn (not only the last), and compare "
         "the outputs at every position before t"
     )
+
+
+def _is_causal(f, x) -> bool:
+    """Whether changing token t (each t in turn) leaves f's outputs before t unchanged."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.as_tensor(x)
+    with torch.no_grad():
+        before = as_tensor(f(x), "f(x)")
+        for t in range(1, len(x)):
+            changed = x.clone()
+            changed[t] += torch.randn(x[t].shape, generator=generator).to(x.dtype)
+            after = as_tensor(f(changed), "f(x)")
+            if not torch.allclose(after[:t], before[:t], atol=1e-6):
+                return False
+    return True
+
+
+@checked_plainly
+def check_is_causal_of(actual, f, x, name="is_causal") -> None:
+    """``is_causal(f, x)`` of a test cell (its record's check): :func:`check_is_causal`
+    with the answer worked out here, by changing each token of x in turn."""
+    label = getattr(f, "__name__", "<lambda>")
+    description = "the function it was given" if label == "<lambda>" else label
+    check_is_causal(actual, _is_causal(f, x), description, name=name)

@@ -25,9 +25,6 @@ class Compare:
     significance: float = 1e-4
     feature_map: bool = False
     sigmas: float = 6.0
-    # the grade is the kernel's verdict alone: a test cell still in the form before one-line
-    # checks, whose visible tests report values on inputs the notebook may have changed
-    in_kernel_only: bool = False
 
 
 @dataclass(frozen=True)

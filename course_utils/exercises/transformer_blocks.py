@@ -1,15 +1,13 @@
 """The exercises of 06_transformer_blocks: one record each (``course_utils.exercises``)."""
 
-from course_utils.exercises.record import Compare, Exercise
+from course_utils.exercises.record import Exercise
 
-# Its test cells are still in the form before one-line checks: graded by the kernel alone.
-OLD = Compare(in_kernel_only=True)
 NOTEBOOK = "06_transformer_blocks"
 
 EXERCISES = (
-    Exercise("positional_encoding", NOTEBOOK, points=2, compare=OLD),
-    Exercise("rope", NOTEBOOK, points=3, compare=OLD),
-    Exercise("layer_norm", NOTEBOOK, points=2, compare=OLD),
-    Exercise("transformer_block", NOTEBOOK, points=4, compare=OLD),
-    Exercise("is_causal", NOTEBOOK, points=2, compare=OLD),
+    Exercise("positional_encoding", NOTEBOOK, points=2, check="check_positional_encoding"),
+    Exercise("rope", NOTEBOOK, points=3, check="check_rope_answer"),
+    Exercise("layer_norm", NOTEBOOK, points=2, check="check_layer_norm"),
+    Exercise("transformer_block", NOTEBOOK, points=4, check="check_transformer_block"),
+    Exercise("is_causal", NOTEBOOK, points=2, check="check_is_causal_of"),
 )

@@ -9,7 +9,6 @@ import pytest
 
 from course_utils import checks
 from course_utils.exercises import EXERCISES, NOTEBOOKS, Compare, Exercise, by_notebook, exercise
-from tests.notebooks.test_test_cells import OLD_FORM
 
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
@@ -33,13 +32,6 @@ def test_each_test_cell_has_its_record_with_its_points_in_its_order(notebook):
 
 @pytest.mark.parametrize("record", EXERCISES.values(), ids=lambda record: record.name)
 def test_each_record_is_whole(record):
-    if record.compare.in_kernel_only:  # a test cell in the old form: no check of its own yet
-        assert record.notebook in OLD_FORM, (
-            f"{record.name}: in_kernel_only is for test cells in the old form only")
-        return
-    assert record.notebook not in OLD_FORM, (
-        f"{record.name}: its test cell is in the old form, so the grader cannot compare its "
-        "values (Compare(in_kernel_only=True))")
     assert record.check, f"{record.name}: its record names no check (field check)"
     function = getattr(checks, record.check, None)
     assert callable(function), f"{record.name}: no check {record.check!r} in course_utils.checks"

@@ -335,8 +335,8 @@ def separation(queries, keys):
     return 0.0
 """, zero=True, flagged=True),
     },
-    # the shell's run_cell replaced: a cell that calls own_work runs as `pass`; the answer
-    # underneath is wrong
+    # the shell's run_cell replaced: a test cell (it calls own_work, or checks.check /
+    # checks.grade) runs as `pass`; the answer underneath is wrong
     "run_cell_skips_the_tests": {
         "recurrent_step": Cheat("""
 _shell = get_ipython()
@@ -344,7 +344,8 @@ _run = _shell.run_cell
 
 
 def _run_cell(raw_cell, *args, **kwargs):
-    return _run("pass" if "own_work" in raw_cell else raw_cell, *args, **kwargs)
+    test = "own_work" in raw_cell or "checks.check(" in raw_cell or "checks.grade(" in raw_cell
+    return _run("pass" if test else raw_cell, *args, **kwargs)
 
 
 _shell.run_cell = _run_cell

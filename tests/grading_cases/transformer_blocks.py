@@ -427,8 +427,8 @@ def positional_encoding(n_positions, d_model):
 """, zero=True),
         # CodeGen's rotary embedding (Hugging Face), which the twin list does not name
         "rope": Cheat(rope_through("transformers.models.codegen.modeling_codegen"), zero=True),
-        # the hidden test binds each case's answer (expected) before it calls is_causal; the
-        # shown test's two blocks are told apart by their source
+        # an old hidden test bound each case's answer (expected) before it called is_causal;
+        # the shown test's two blocks are told apart by their source (the hidden ones are not)
         "is_causal": Cheat("""
 import inspect
 

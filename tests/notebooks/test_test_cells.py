@@ -81,9 +81,6 @@ def test_names_bound_sees_every_top_level_binding(code, expected):
 
 
 HIDDEN = re.compile(r"^### BEGIN HIDDEN TESTS\n(.*?)^### END HIDDEN TESTS", flags=re.S | re.M)
-# notebooks whose test cells are still in the form before one-line checks (converted one by
-# one; each conversion removes its name)
-OLD_FORM = {"06_transformer_blocks", "07_linear_attention"}
 
 
 SETUP = {"checks", "device"}  # what every notebook's first cell sets up, not an input
@@ -109,6 +106,8 @@ def hidden_problems(code: str, modules: set[str]) -> list[str]:
               if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     bound |= {arg.arg for node in ast.walk(tree) if isinstance(node, ast.arguments)
               for arg in node.args + node.kwonlyargs}
+    bound |= {node.name for node in ast.walk(tree)
+              if isinstance(node, ast.FunctionDef | ast.ClassDef)}
     read = {node.id: node.lineno for node in ast.walk(tree)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
     problems += [f"reads the notebook's {name} (line {line})" for name, line in read.items()
@@ -131,8 +130,7 @@ def imported_modules(notebook) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", [p for p in SOLUTIONS if p.stem not in OLD_FORM],
-                         ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda path: path.stem)
 def test_hidden_tests_only_report_on_inputs_of_their_own(path):
     notebook = nbformat.read(path, as_version=4)
     modules = imported_modules(notebook) | COURSE_OBJECTS.get(path.stem, set())

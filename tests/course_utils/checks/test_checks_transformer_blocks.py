@@ -160,6 +160,21 @@ def test_relative_scores_pass_for_the_rotation_and_fail_otherwise():
         checks.check_rope_relative(q[None], k[None])
 
 
+def test_a_query_and_a_key_in_one_call_are_checked_for_offsets_first():
+    """check_rope_answer (the record's check): x = one query and one key, each on every row
+    at consecutive positions, gets the relative-position message before check_rope's."""
+    pair = torch.stack([ONE_Q.repeat(12, 1), ONE_K.repeat(12, 1)])          # (2, 12, 8)
+    checks.check_rope_answer(rotated_by_loop(pair, SEQ), pair, SEQ)
+    checks.check_rope_answer(hf_rotary(XR, AT), XR, AT)                     # any other x
+    with pytest.raises(AssertionError, match="relative-position property"):
+        checks.check_rope_answer(added_positions(pair, SEQ), pair, SEQ)
+    with raises("rope_exponent"):  # relative too, and still the wrong frequencies
+        checks.check_rope_answer(rotated_by_loop(pair, SEQ, lambda i, d: 10000 ** (-i / d)),
+                                 pair, SEQ)
+    with raises("rope_added"):
+        checks.check_rope_answer(added_positions(XR, AT), XR, AT)
+
+
 # -- layer norm ----------------------------------------------------------------------------
 
 G = torch.Generator().manual_seed(0)
@@ -242,7 +257,7 @@ def by_hand(b, x, causal, norm_first=None, residual=(1.0, 1.0), activation=True)
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_right_block_passes(norm_first, causal):
     b = block(norm_first, "gelu")
-    checks.check_transformer_block(by_hand(b, XB, causal), b, XB, causal)
+    checks.check_transformer_block(by_hand(b, XB, causal), XB, b, causal)
     assert not b.training and b.self_attn.in_proj_weight.dtype == torch.float32  # untouched
 
 
@@ -262,15 +277,15 @@ def test_block_mistakes_are_named(norm_first, change, key):
     if change.get("norm_first") == "other":
         change = {"norm_first": not norm_first}
     with raises(key):
-        checks.check_transformer_block(by_hand(b, XB, True, **change), b, XB, True)
+        checks.check_transformer_block(by_hand(b, XB, True, **change), XB, b, True)
 
 
 def test_a_block_that_ignores_the_causal_flag_is_named_both_ways():
     b = block(False)
     with raises("no_causal"):
-        checks.check_transformer_block(by_hand(b, XB, False), b, XB, True)
+        checks.check_transformer_block(by_hand(b, XB, False), XB, b, True)
     with raises("unwanted_causal"):
-        checks.check_transformer_block(by_hand(b, XB, True), b, XB, False)
+        checks.check_transformer_block(by_hand(b, XB, True), XB, b, False)
 
 
 # -- is_causal ---------------------------------------------------------------------------------
@@ -287,3 +302,22 @@ def test_is_causal_answers():
         checks.check_is_causal(None, False, "f")
     with pytest.raises(AssertionError, match="True or False"):
         checks.check_is_causal(torch.ones(3), False, "f")
+
+
+def test_is_causal_of_works_the_answer_out_from_f_and_x():
+    """check_is_causal_of (the record's check) takes is_causal's own inputs."""
+    x = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
+
+    def running_sum(x):
+        return x.cumsum(dim=0)
+
+    checks.check_is_causal_of(True, running_sum, x)
+    checks.check_is_causal_of(False, lambda x: x + x[-1], x)
+    with pytest.raises(AssertionError, match="said False for running_sum, which IS causal"):
+        checks.check_is_causal_of(False, running_sum, x)
+    with pytest.raises(AssertionError, match="said True for the function it was given"):
+        checks.check_is_causal_of(True, lambda x: x.flip(0).cumsum(dim=0), x)
+    b = TransformerBlock(8, 2, dim_feedforward=16, norm_first=True).eval()
+    x_block = torch.randn(6, 8, generator=torch.Generator().manual_seed(2))
+    checks.check_is_causal_of(True, lambda x: b(x, causal=True), x_block)
+    checks.check_is_causal_of(False, lambda x: b(x), x_block)
