@@ -349,7 +349,11 @@ def causal_attention(X, W_Q, W_K, W_V):
 # --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
 
 # A loop that asks a visible check, entry by entry, which candidate values are right.
+# (what the checks print while it searches is kept out of the cell's output, as a cheat would:
+# thousands of lines could outlast nbclient's wait for output on a busy machine)
 BRUTE_FORCE = """
+import contextlib
+import io
 import re
 
 
@@ -359,7 +363,8 @@ def search(check, count, *arguments, candidates=[step / 100 for step in range(-4
         for value in candidates:
             trial = found[:entry] + [value] + found[entry + 1:]
             try:
-                check(trial, *arguments)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    check(trial, *arguments)
             except AssertionError as failure:
                 named = re.search(r"entries \\[([^\\]]*)\\]", str(failure))
                 if not named or str(entry + 1) in named[1].split(", "):
