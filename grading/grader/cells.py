@@ -6,6 +6,7 @@ module of the grader reads them here.
     is_test(cell)             a test cell: a code cell nbgrader grades that is no answer
     is_restored(cell)         a cell autograde puts back from the gradebook (locked, a test)
     plain_code_ids(source)    the ids of the instructor's code cells nbgrader does not mark
+    plain_code_cells(source)  {id: source} of those cells
     is_added(cell, ids)       a code cell the student added (no marks, an id not among those)
     errors(cell)              the cell's error outputs
     test_cell_results(nb)     {grade id: the message its test cell failed with, or ""}
@@ -15,7 +16,7 @@ metadata needs no nbgrader (importing it takes seconds): the keys are those of
 ``nbgrader.utils.is_solution``, ``is_grade`` and ``is_locked``.
 """
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 STDERR = "stderr"  # how a failure shown on stderr alone starts its message
 
@@ -40,17 +41,28 @@ def is_restored(cell: Mapping) -> bool:
     return bool(marks(cell).get("locked")) or is_test(cell)
 
 
-def plain_code_ids(source) -> list[str] | None:
-    """The ids of the code cells of ``source`` (an assignment's source notebook) that nbgrader
-    does not mark: the instructor's plain code cells. None for a notebook whose cells have no
-    ids (before nbformat 4.5)."""
+def plain_code_cells(source) -> dict[str, str] | None:
+    """{id: code} of the code cells of ``source`` (an assignment's source notebook) that
+    nbgrader does not mark: the instructor's plain code cells. None for a notebook whose
+    cells have no ids (before nbformat 4.5)."""
     if not all(isinstance(cell.get("id"), str) for cell in source["cells"]):
         return None
-    return [cell["id"] for cell in source["cells"]
-            if cell.get("cell_type") == "code" and "nbgrader" not in cell.get("metadata", {})]
+    return {cell["id"]: _text(cell["source"]) for cell in source["cells"]
+            if cell.get("cell_type") == "code" and "nbgrader" not in cell.get("metadata", {})}
 
 
-def is_added(cell: Mapping, plain_ids: list[str] | None) -> bool:
+def plain_code_ids(source) -> list[str] | None:
+    """The ids of :func:`plain_code_cells`, in order."""
+    cells = plain_code_cells(source)
+    return None if cells is None else list(cells)
+
+
+def _text(source: str | list[str]) -> str:
+    """A cell's source as one string (a notebook's JSON may hold it as a list of lines)."""
+    return source if isinstance(source, str) else "".join(source)
+
+
+def is_added(cell: Mapping, plain_ids: Collection[str] | None) -> bool:
     """Whether ``cell`` of a submission is a code cell the student added: no nbgrader marks,
     and an id not among ``plain_ids`` (:func:`plain_code_ids` of the source; None: no cell
     is taken for added)."""

@@ -33,6 +33,7 @@ def _grade(kind: str, grade_id: str, points: int = 0) -> dict:
     return {"nbgrader": metadata}
 
 
+PLAIN = "print('numpy', np.__version__)"  # an instructor's code cell nbgrader does not mark
 SOLUTIONS = {
     "double": "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
     "square": "def square(x):\n    ### BEGIN SOLUTION\n    return x * x\n    ### END SOLUTION",
@@ -70,6 +71,7 @@ def tiny_source(worked: bool = False) -> nbformat.NotebookNode:
     cells = [
         new_markdown_cell("# A tiny assignment"),
         new_code_cell("import numpy as np", metadata=_grade("setup", "setup")),
+        new_code_cell(PLAIN),
         new_code_cell(SOLUTIONS["double"], metadata=_grade("answer", "double")),
         new_code_cell(TESTS["test_double"], metadata=_grade("test", "test_double", 2)),
         new_code_cell(SOLUTIONS["square"], metadata=_grade("answer", "square")),

@@ -480,6 +480,37 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     },
 })
 
+# --- the guards' baseline taken again after a patch: in an answer cell (the grading kernel
+# sealed its baseline before any cell ran), or in the first cell, before the checks are
+# imported (an instructor's cell: the grading runs it as written) ----------------------------
+
+IDENTITY_LAYER_NORM = """
+import torch.nn.functional as F
+
+F.layer_norm = lambda x, *args, **kwargs: x
+torch.nn.LayerNorm.forward = lambda self, x: x
+"""
+
+CHEAT.update({
+    "baseline_taken_again_after_a_patch": {
+        "layer_norm": Cheat(IDENTITY_LAYER_NORM + """
+from course_utils.checks import guards as _guards
+
+_guards.record_baseline()
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return x
+""", zero=True),
+    },
+})
+CHEAT["patched_in_the_first_cell"] = {
+    "layer_norm": Cheat("""
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return x
+""", zero=True, first_cell="import torch\n" + IDENTITY_LAYER_NORM),
+}
+
 # --- a correct answer that prints while debugging: print's own work is not the answer's ------
 
 CORRECT["prints_while_debugging"] = {

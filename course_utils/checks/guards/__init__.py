@@ -37,7 +37,7 @@ from .allowlist import NotAllowed, answer_region
 from .answer_cells import refused_cell
 from .copies import fresh
 from .cost import check_cost
-from .leftovers import LeftBehind, check_nothing_left_behind, record_baseline
+from .leftovers import LeftBehind, check_nothing_left_behind, record_baseline, seal_baseline
 from .plain import plain
 from .refuse import LibraryTwinError, library_twins_unavailable, watching
 from .rules import RULES, RuleBroken
@@ -55,6 +55,7 @@ __all__ = [
     "own_work",
     "plain",
     "record_baseline",
+    "seal_baseline",
 ]
 
 CHECKS = __name__.rpartition(".")[0] + "."  # "course_utils.checks.": the checks' own modules

@@ -7,8 +7,10 @@ traceback (``showtraceback``, a custom exception handler, an input or AST transf
 event callback), a thread, or a patched builtin or assertion helper (``torch.allclose``,
 ``numpy.testing``, ``course_utils``'s own functions).
 
-``record_baseline()`` records the state when ``course_utils.checks`` has been imported
-(the notebook's first cell, before any answer). ``check_nothing_left_behind()`` compares
+``seal_baseline()`` records the state once, when a grading kernel starts (its extension,
+``course_utils.grading_kernel``, before any notebook cell runs); elsewhere (a student's own
+kernel) ``record_baseline()`` records it when ``course_utils.checks`` is imported (the
+notebook's first cell, before any answer). ``check_nothing_left_behind()`` compares
 the state now with it and raises ``LeftBehind`` (an ``AssertionError``: the test fails)
 naming what it found. It reads state only (identities, lengths of mode stacks, thread
 ids): it calls no code an answer could have replaced. The modules and classes the checks
@@ -32,7 +34,7 @@ import torch.testing
 
 from .allowlist import is_own
 
-__all__ = ["LeftBehind", "check_nothing_left_behind", "record_baseline"]
+__all__ = ["LeftBehind", "check_nothing_left_behind", "record_baseline", "seal_baseline"]
 
 # Names IPython or the interpreter themselves bind again between cells.
 VOLATILE_BUILTINS = {"exit", "quit", "get_ipython", "display", "input", "raw_input", "getpass",
@@ -222,19 +224,39 @@ def _found(baseline: Baseline) -> list[str]:
     return found
 
 
-_baseline: list[Baseline] = []
+def _baseline_keeper():
+    """``record``, ``seal`` and ``kept``, sharing the baseline in their closure (no module
+    attribute an answer could clear or replace)."""
+    kept: list[Baseline] = []
+    sealed: list[bool] = []
+
+    def record() -> None:
+        """Record the state that later checks compare with (again: a new baseline), unless
+        the grading kernel's extension has sealed one."""
+        if not sealed:
+            kept[:] = [Baseline()]
+
+    def seal() -> None:
+        """Record the baseline for good, the installed originals: the grading kernel's
+        extension calls this as the kernel starts, before any cell of the notebook."""
+        if not sealed:
+            kept[:] = [Baseline()]
+            sealed.append(True)
+
+    def baseline() -> Baseline:
+        if not kept:
+            record()
+        return kept[0]
+
+    return record, seal, baseline
 
 
-def record_baseline() -> None:
-    """Record the state that later checks compare with (again: a new baseline)."""
-    _baseline[:] = [Baseline()]
+record_baseline, seal_baseline, _kept_baseline = _baseline_keeper()
 
 
 def check_nothing_left_behind() -> None:
     """Raise ``LeftBehind`` naming each hook, mode, thread or patch found since the baseline."""
-    if not _baseline:
-        record_baseline()
-    found = _found(_baseline[0])
+    found = _found(_kept_baseline())
     if found:
         raise LeftBehind(
             "the tests cannot trust this notebook's state: " + "; ".join(found)

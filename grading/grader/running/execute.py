@@ -26,19 +26,23 @@ only the calls the tests make, runs under its exercise's allowlist
 (``course_utils/checks/guards/allowlist.py``); the notebook keeps the cell as written. So is
 every code cell the student added (one whose id is not among the instructor's plain cells,
 ``instructor_cells``, which the grading adds to each job's configuration), under the plain
-allowlist.
+allowlist. An instructor's plain cell whose code the student edited runs as the instructor
+wrote it (nbgrader restores only the cells it marks): the graded notebook keeps the
+instructor's code, with a ``CellRestored`` note that
+:func:`grader.scoring.autograde.incidents` names for the TA.
 ``grading/nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` in autograde's
 preprocessors, so Formgrader's autograde button uses it too.
 """
 
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute as NbgraderExecute
-from traitlets import List, Unicode
+from traitlets import Dict, List, Unicode
 
-from grader.cells import is_added, is_test, marks, plain_code_ids
+from grader.cells import is_added, is_test, marks, plain_code_cells
 
 HIDDEN = "HiddenFailure"
 ABORTED = "CellAborted"
+RESTORED = "CellRestored"
 
 
 class Execute(NbgraderExecute):
@@ -47,10 +51,11 @@ class Execute(NbgraderExecute):
 
     extra_arguments = List(Unicode(), default_value=[
         "--IPKernelApp.extra_extensions=course_utils.grading_kernel"]).tag(config=True)
-    instructor_cells = List(Unicode(), allow_none=True, default_value=None, help=(
-        "The ids of the instructor's code cells that nbgrader does not mark: any other code "
-        "cell without nbgrader metadata is one the student added, and runs under the plain "
-        "allowlist like an answer cell. None: no cell is taken for added.")).tag(config=True)
+    instructor_cells = Dict(value_trait=Unicode(), allow_none=True, default_value=None, help=(
+        "{id: code} of the instructor's code cells that nbgrader does not mark: each runs "
+        "as written there, whatever the submission holds; any other code cell without "
+        "nbgrader metadata is one the student added, and runs under the plain allowlist "
+        "like an answer cell. None: no cell is taken for added.")).tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         if is_test(cell):
@@ -59,6 +64,8 @@ class Execute(NbgraderExecute):
             self._check_assign_resources(resources)
             return self.execute_cell(cell, index, store_history=False), self.resources
         known, nbgrader = self.instructor_cells, marks(cell)
+        if cell.cell_type == "code" and not nbgrader and known and cell.get("id") in known:
+            return self._as_the_instructor_wrote(cell, known[cell.id], resources, index)
         added = is_added(cell, known)
         answer = nbgrader.get("solution") or added
         if cell.cell_type != "code" or not answer or not cell.source.strip():
@@ -69,6 +76,16 @@ class Execute(NbgraderExecute):
             return super().preprocess_cell(cell, resources, index)
         finally:
             cell.source = source
+
+    def _as_the_instructor_wrote(self, cell, code: str, resources, index):
+        """Run the instructor's ``code`` in ``cell``, noting in it when the student's differed."""
+        edited = cell.source != code
+        cell.source = code
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        if edited:
+            cell.outputs.append(failure(RESTORED, "this cell differed from the instructor's; "
+                                        "it ran as the instructor wrote it"))
+        return cell, resources
 
     def on_cell_executed(self, **kwargs) -> None:
         cell, reply = kwargs["cell"], kwargs["execute_reply"]
@@ -96,7 +113,7 @@ def failure(ename: str, evalue: str) -> NotebookNode:
 
 def instructor_cells_setting(source: NotebookNode) -> str:
     """The line of nbgrader configuration that tells :class:`Execute` the instructor's plain
-    code cells of ``source`` (the assignment's source notebook), by id; none for a notebook
-    whose cells have no ids (before nbformat 4.5)."""
-    ids = plain_code_ids(source)
-    return "" if ids is None else f"\nc.Execute.instructor_cells = {ids!r}\n"
+    code cells of ``source`` (the assignment's source notebook), {id: code}; none for a
+    notebook whose cells have no ids (before nbformat 4.5)."""
+    cells = plain_code_cells(source)
+    return "" if cells is None else f"\nc.Execute.instructor_cells = {cells!r}\n"

@@ -194,7 +194,8 @@ def plan(course, assignment, workers, regrade, limits, outcomes, summary,
 
 def incidents(result: Result) -> str:
     """What made cells of the result score 0 that the TA should know: 'cell <id> timed
-    out', 'ran out of memory', 'failed with its traceback hidden' (:mod:`grader.running.execute`),
+    out', 'ran out of memory', 'failed with its traceback hidden', 'was edited' (an
+    instructor's cell, run as the instructor wrote it) (:mod:`grader.running.execute`),
     'passed in the kernel but not on the grader's comparison' (:mod:`grader.scoring.outside`:
     a check the notebook changed, or values reported twice), and 'N cells were aborted, not
     run (from cell <id>)'."""
@@ -209,6 +210,9 @@ def incidents(result: Result) -> str:
                     events.append(f"cell {where} ran out of memory")
                 elif output.ename == execute.HIDDEN:
                     events.append(f"cell {where} failed with its traceback hidden")
+                elif output.ename == execute.RESTORED:
+                    events.append(f"cell {where} was edited (an instructor's cell: it ran as "
+                                  "the instructor wrote it)")
                 elif output.ename == execute.ABORTED:
                     aborted.append(where)
                 elif output.ename == outside.OUTSIDE:

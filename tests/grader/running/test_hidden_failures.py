@@ -2,7 +2,7 @@
 
 Students of ``tiny`` (tests/grader/tiny_course.py) silence IPython's traceback by each
 route an answer cell has, then answer wrongly; another makes the kernel abort every later
-cell. Their outputs show no error, which nbgrader alone reads as a pass; each cell's
+cell; another edits the instructor's plain cell, which runs as the instructor wrote it. Their outputs show no error, which nbgrader alone reads as a pass; each cell's
 ``execute_reply`` says it failed, and the course's ``Execute`` reads it.
 """
 
@@ -19,7 +19,15 @@ from grader.scoring import grades
 from grader.scoring.autograde import autograde
 from grader.scoring.outside import CompareOutside
 from tests.conftest import REPO
-from tests.grader.tiny_course import ASSIGNMENT, LIMITS, answered, hand_in, make_tiny_course
+from tests.grader.tiny_course import (
+    ASSIGNMENT,
+    LIMITS,
+    PLAIN,
+    answered,
+    hand_in,
+    make_tiny_course,
+    released,
+)
 
 pytestmark = pytest.mark.notebook
 
@@ -36,6 +44,9 @@ SILENCERS = {
 WRONG = {"double": "def double(x):\n    return x + 1", "square": "def square(x):\n    return x + x"}
 RIGHT = {"double": "def double(x):\n    return 2 * x"}
 ADDED = "a cell the student added after the first answer"
+EDITED = "the instructor's plain code cell, edited"
+# every comparison passes, so that a wrong square passes its hidden test
+ALWAYS_CLOSE = "np.allclose = lambda *args, **kwargs: True"
 HIDDEN_BOTH = "cell test_double failed with its traceback hidden; " \
               "cell test_square failed with its traceback hidden"
 
@@ -52,6 +63,11 @@ STUDENTS = {
     # run under the plain allowlist), so the failure of the wrong answer is shown
     "added_cell": ({ADDED: "get_ipython().showtraceback = lambda *args, **kwargs: None",
                     "double": WRONG["double"]}, 0, 1, ""),
+    # the instructor's cell runs as written there: the wrong square (right on 3 alone) fails
+    # its hidden test, and the TA reads that the cell was edited
+    "edited_instructor_cell": ({EDITED: ALWAYS_CLOSE, "square": "def square(x):\n    return 3 * x"},
+                               2, 0, "cell id {plain} was edited (an instructor's cell: it ran "
+                               "as the instructor wrote it)"),
 }
 
 
@@ -59,7 +75,9 @@ STUDENTS = {
 def course(tmp_path_factory, sandbox):
     course = make_tiny_course(tmp_path_factory.mktemp("hidden"))
     for student, (answers, *_) in STUDENTS.items():
-        notebook = answered(course, {k: v for k, v in answers.items() if k != ADDED})
+        notebook = answered(course, {k: v for k, v in answers.items() if k not in (ADDED, EDITED)})
+        if EDITED in answers:
+            plain_cell(notebook).source = answers[EDITED]
         if ADDED in answers:
             first_answer = next(n for n, cell in enumerate(notebook.cells)
                                 if cell.metadata.get("nbgrader", {}).get("solution"))
@@ -70,9 +88,17 @@ def course(tmp_path_factory, sandbox):
     return course
 
 
+def plain_cell(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The notebook's code cell that nbgrader does not mark (the instructor's)."""
+    [cell] = [cell for cell in notebook.cells
+              if cell.cell_type == "code" and "nbgrader" not in cell.metadata]
+    return cell
+
+
 @pytest.mark.parametrize("student", sorted(STUDENTS))
 def test_a_hidden_failure_scores_0_and_the_ta_reads_why(course, student):
     _, double, square, reason = STUDENTS[student]
+    reason = reason.format(plain=plain_cell(released(course)).id)
     with Gradebook(course.gradebook_url) as book:
         notebook = book.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
         scores = {grade.name: grade.score for grade in notebook.grades}
@@ -90,6 +116,15 @@ def test_the_feedback_says_what_the_cell_raised(course):
     assert error.ename == "HiddenFailure"
     assert error.evalue == ("the cell raised AssertionError: double(2) should be 4, but its "
                             "traceback was hidden, so it counts as failed")
+
+
+def test_the_graded_notebook_holds_the_instructor_s_code_of_an_edited_cell(course):
+    notebook = nbformat.read(course.notebook("autograded", "edited_instructor_cell", ASSIGNMENT),
+                             as_version=4)
+    cell = plain_cell(notebook)
+    assert cell.source == PLAIN
+    assert [output.ename for output in cell.outputs if output.output_type == "error"] == [
+        "CellRestored"]
 
 
 def test_the_course_runs_nbgrader_s_autograde_steps_with_its_own_execute_and_comparison():
