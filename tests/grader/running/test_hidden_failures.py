@@ -1,9 +1,10 @@
 """A failure the answer hid from the outputs still fails (grader.running.execute).
 
-Students of ``tiny`` (tests/grader/tiny_course.py) silence IPython's traceback by each
-route an answer cell has, then answer wrongly; another makes the kernel abort every later
-cell; another edits the instructor's plain cell, which runs as the instructor wrote it. Their outputs show no error, which nbgrader alone reads as a pass; each cell's
-``execute_reply`` says it failed, and the course's ``Execute`` reads it.
+Students of ``tiny`` (tests/grader/tiny_course.py) silence IPython's traceback by each route
+an answer cell has, then answer wrongly; another makes the kernel abort every later cell;
+another edits the instructor's plain cell, which runs as the instructor wrote it. Their
+outputs show no error, which nbgrader alone reads as a pass; each cell's ``execute_reply``
+says it failed, and the course's ``Execute`` reads it.
 """
 
 import nbformat
