@@ -21,7 +21,23 @@ from .allowlist import NotAllowed, answer_region, cell_region, is_own
 
 __all__ = ["answer_cell", "guarded", "refused_cell"]
 
-_refused_cells: list[str] = []
+
+def _refusals():
+    """``remember`` and ``first`` of the refusals answer cells caught, kept in their closure
+    (no module attribute a cell could clear)."""
+    refused: list[str] = []
+
+    def remember(refusal: str) -> None:
+        refused.append(refusal)
+
+    def first() -> str | None:
+        """The first refusal an answer cell caught and went on after, or None."""
+        return refused[0] if refused else None
+
+    return remember, first
+
+
+_remember_refusal, refused_cell = _refusals()
 
 
 def answer_cell(line: str, cell: str) -> None:
@@ -34,7 +50,7 @@ def answer_cell(line: str, cell: str) -> None:
     with cell_region(exercise) as region:
         result = get_ipython().run_cell(cell, silent=True)
     if region.refused and not isinstance(result.error_in_exec, NotAllowed):
-        _refused_cells.append(region.refused)
+        _remember_refusal(region.refused)
     for name, value in list(namespace.items()):
         if before.get(name) is not value and _defines(value):
             namespace[name] = guarded(value, exercise)
@@ -64,8 +80,3 @@ def guarded(function: Callable, exercise: str | None) -> Callable:
         return result
 
     return run
-
-
-def refused_cell() -> str | None:
-    """The first refusal an answer cell caught and went on after, or None."""
-    return _refused_cells[0] if _refused_cells else None

@@ -37,8 +37,9 @@ from .allowlist import is_own
 __all__ = ["LeftBehind", "check_nothing_left_behind", "record_baseline", "seal_baseline"]
 
 # Names IPython or the interpreter themselves bind again between cells.
-VOLATILE_BUILTINS = {"exit", "quit", "get_ipython", "display", "input", "raw_input", "getpass",
-                     "_", "__", "___", "copyright", "credits", "license", "help"}
+VOLATILE_BUILTINS = frozenset({"exit", "quit", "get_ipython", "display", "input", "raw_input",
+                               "getpass", "_", "__", "___", "copyright", "credits", "license",
+                               "help"})
 # Libraries whose threads or IPython callbacks may appear after the baseline.
 LIBRARIES = ("tqdm", "ipykernel", "IPython", "zmq", "jupyter_client", "matplotlib",
              "matplotlib_inline", "ipywidgets", "comm")

@@ -32,12 +32,14 @@ from IPython.utils.io import Tee
 
 import course_utils.words.embeddings
 from course_utils import checks, grading_kernel
+from course_utils.checks import guards
 from course_utils.checks.guards import (
     NotAllowed,
     allowances,
     allowlist,
     answer_cells,
     cost,
+    leftovers,
     record_baseline,
     refuse,
     rules,
@@ -406,7 +408,8 @@ def test_error_slope_may_not_call_the_routine_that_fits_the_line():
 
 # --- the guard's own state: out of a notebook's reach --------------------------------------
 
-@pytest.mark.parametrize("module", [allowlist, refuse, allowances, twins, rules, cost],
+@pytest.mark.parametrize("module", [allowlist, refuse, allowances, twins, rules, cost,
+                                    answer_cells, leftovers],
                          ids=lambda module: module.__name__.rpartition(".")[2])
 def test_the_guards_modules_hold_no_state_a_notebook_could_edit(module):
     """The regions in force, the caches and the tables are no list, dict or set a notebook
@@ -496,11 +499,16 @@ def shell():
     shell = InteractiveShell.instance()  # one per process: what earlier tests defined goes
     for name in ("cosine_matrix", "Rows", "got", "normalised", "reached"):
         shell.user_ns.pop(name, None)
-    grading_kernel.load_ipython_extension(shell)
-    shell.user_ns.update(checks=checks, torch=torch, X=X)
-    record_baseline()  # the shell as the notebook's first cell leaves it
-    yield shell
-    answer_cells._refused_cells.clear()
+    # the extension's magic alone: loading the extension would seal the guards' baseline for
+    # the rest of pytest's process (tests/course_utils/test_grading_kernel.py loads it)
+    shell.register_magic_function(grading_kernel.answer_cell, magic_kind="cell")
+    with pytest.MonkeyPatch.context() as patch:  # the refusals of this test's cells alone
+        remember, first = answer_cells._refusals()
+        patch.setattr(answer_cells, "_remember_refusal", remember)
+        patch.setattr(guards, "refused_cell", first)
+        shell.user_ns.update(checks=checks, torch=torch, X=X)
+        record_baseline()  # the shell as the notebook's first cell leaves it
+        yield shell
     InteractiveShell.clear_instance()  # later tests run outside IPython again
     record_baseline()
 
