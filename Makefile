@@ -99,7 +99,7 @@ test-grading: $(DEV)
 # The TA's steps (docs/tas.md, "The weekly cycle"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
 # WORKERS=n (default: one per core), SCHEDULER=tcp://host:8786 (a Dask cluster),
 # REGRADE=1 (also unchanged submissions), MEMORY_GB=4 (per kernel), STUDENTS="ada bob".
-GRADER := $(BIN)/python -m grader
+GRADER := $(BIN)/python -m grader --course-root $(CURDIR)/grading
 GRADE_OPTIONS := $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 	$(if $(REGRADE),--regrade) $(if $(MEMORY_GB),--memory-gb $(MEMORY_GB))
 

@@ -179,7 +179,8 @@ def parse(argv):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=list(STEPS))
     parser.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
-    parser.add_argument("--course-root", type=Path, default=COURSE_ROOT)
+    parser.add_argument("--course-root", type=Path, help="the course's grading/ folder "
+                        "(default: the one beside the installed grader)")
     parser.add_argument("--zip", type=Path, help="collect: the LMS's zip of submissions "
                         "(without it: the exchange)")
     parser.add_argument("--duedate", type=duedate,
@@ -203,9 +204,23 @@ def parse(argv):
     return parser.parse_intermixed_args(argv)  # options may come between the ids
 
 
+def other_checkout(here: Path) -> str | None:
+    """Why the grader may not act from ``here``: a checkout of the course whose grading/
+    folder is not the installed grader's (its steps would write into the other checkout)."""
+    grading = here / "grading"
+    if (grading / "nbgrader_config.py").is_file() and grading.resolve() != COURSE_ROOT:
+        return (f"this grader is installed from {COURSE_ROOT.parent}, not from {here}: its "
+                f"steps would act on that checkout. Run `make setup` here (a .venv of this "
+                f"checkout's own), or pass --course-root {grading}")
+    return None
+
+
 def main(argv=None) -> int:
     args = parse(argv)
-    course = Course(args.course_root)
+    if args.course_root is None and (problem := other_checkout(Path.cwd())):
+        print(problem, file=sys.stderr)
+        return 2
+    course = Course(args.course_root or COURSE_ROOT)
     try:
         return STEPS[args.step](args, course)
     except exchange.ExchangeUnavailable as error:

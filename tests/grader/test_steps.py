@@ -97,3 +97,13 @@ def test_from_an_lms_zip_to_grades_feedback_and_report_in_four_commands(
     assert ("double", "bob", "cy") in pairs  # bob's mistake, handed in by cy with a comment
     assert not any("ada" in pair and "double" in pair for pair in pairs)
     assert "Similar answers" in report and "twice x" in report  # the two answers side by side
+
+
+def test_from_another_checkout_the_grader_refuses_and_says_why(tmp_path, monkeypatch, capsys):
+    """A second checkout whose .venv is the first's: the steps would act on the first."""
+    (tmp_path / "grading").mkdir()
+    (tmp_path / "grading" / "nbgrader_config.py").write_text("c = get_config()\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["release"]) == 2
+    said = capsys.readouterr().err
+    assert "make setup" in said and f"--course-root {tmp_path / 'grading'}" in said
