@@ -427,3 +427,23 @@ def kernel_attention(q, k, v, feature_map):
     return both[..., :-1] / both[..., -1:]
 """,
 }
+
+# --- a correct answer rounded with decimal (well within the tolerance), its distances from
+# numpy's differences --------------------------------------------------------------------------
+
+CORRECT["decimal_and_numpy"] = {
+    "separation": """
+from decimal import Decimal
+
+import numpy as np
+
+
+def separation(queries, keys):
+    keys, queries = np.asarray(keys, dtype=np.float64), np.asarray(queries, dtype=np.float64)
+    centre = keys.mean(axis=0)
+    spread = np.sqrt(np.square(np.subtract(keys, centre)).sum(axis=1))
+    nearest = np.sqrt(np.square(np.subtract(queries, centre)).sum(axis=1))
+    ratio = Decimal(float(spread.max() / nearest.min()))
+    return float(ratio.quantize(Decimal("1e-12")))
+""",
+}

@@ -538,3 +538,34 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 """, zero=True, flagged=True),
     },
 })
+
+# --- correct answers that use the library's small helpers as a class writes them: a type test,
+# hasattr, an in-place reciprocal square root and clamp, F.pad, block_diag -----------------------
+
+CORRECT["small_library_helpers"] = {
+    "attention_update": """
+def attention_update(E, S, W_Q, W_K, W_V):
+    if not (torch.is_tensor(E) and hasattr(S, "shape")):
+        raise TypeError("expected tensors")
+    Q, K, V = E @ W_Q, S @ W_K, S @ W_V
+    scale = torch.tensor(float(Q.shape[-1]), dtype=Q.dtype).rsqrt_()
+    scores = (Q @ K.T) * scale
+    weights = (scores - scores.amax(dim=-1, keepdim=True)).exp()
+    weights = weights / weights.sum(dim=-1, keepdim=True).clamp_min_(1e-30)
+    return E + weights @ V
+""",
+    "padding_mask": """
+import torch.nn.functional as F
+
+
+def padding_mask(lengths, n, causal=False):
+    rows = []
+    for length in torch.as_tensor(lengths).tolist():
+        keys = F.pad(torch.ones(length, dtype=torch.bool), (0, n - length))  # then padding
+        rows.append(keys.expand(n, n))
+    mask = torch.stack(rows)
+    if causal:
+        mask = mask & torch.block_diag(torch.ones(n, n, dtype=torch.bool)).tril()
+    return mask
+""",
+}
