@@ -132,7 +132,7 @@ def test_the_release_holds_no_worked_answer_and_nbgrader_s_steps_ran(course):
         notebook = book.find_notebook(ASSIGNMENT, ASSIGNMENT)
         assert {cell.name for cell in notebook.grade_cells} == {
             "test_double", "test_square", "written"}
-    assert len(release.cells) == 7  # the source's 10, less the 2 worked answers and the rubric
+    assert len(release.cells) == 8  # the source's 11, less the 2 worked answers and the rubric
 
 
 def feedback_with_due_date(course, due: datetime | None) -> str:
