@@ -252,7 +252,6 @@ TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
         "scipy.integrate._quad_vec.quad_vec",
         "scipy.integrate._quadpack_py.quad",
     ),
-    "positive_features": ("sklearn.kernel_approximation.*",),
 })
 
 # Fragments of the torch functions that answer an exercise (see the module docstring).
