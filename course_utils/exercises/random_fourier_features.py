@@ -14,5 +14,5 @@ EXERCISES = (
     Exercise("laplacian_frequencies", NOTEBOOK, points=3, check="check_laplacian_frequencies",
              compare=Compare(distribution=True)),  # random draws: any sampler of the law
     Exercise("cos_sin_variance", NOTEBOOK, points=3, check="check_cos_sin_variance"),
-    Exercise("positive_features", NOTEBOOK, points=4, check="check_positive_feature_map"),
+    Exercise("positive_features", NOTEBOOK, points=4, check="check_positive_features"),
 )

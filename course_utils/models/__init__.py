@@ -1,5 +1,5 @@
 """Attention and the models built from it (notebooks 04 to 09).
 
-Scaled dot-product and linear attention, random features, transformer blocks, a tiny GPT,
+Scaled dot-product and linear attention, transformer blocks, a tiny GPT,
 MiniLM and its span head.
 """

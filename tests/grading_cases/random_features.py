@@ -67,35 +67,35 @@ def gaussian_kernel(X, Y, sigma):
 """
 
 TWIN_FEATURES = """
-from course_utils.models.random_features import RandomFourierFeatures
+from sklearn.kernel_approximation import RBFSampler
 
 def ard_features(X, W, b, lengthscales, height):
-    rff = RandomFourierFeatures(n_components=W.shape[1]).fit(X)
-    rff.random_weights_, rff.random_offset_ = W, b
-    return np.sqrt(height) * rff.transform(X / lengthscales)
+    sampler = RBFSampler(n_components=W.shape[1]).fit(X)
+    sampler.random_weights_, sampler.random_offset_ = W, b
+    return np.sqrt(height) * sampler.transform(X / lengthscales)
 """
 
 TWIN_SLOPE = """
-from course_utils.checks.random_features import _slope
-
 def error_slope(Rs, errors):
-    return _slope(np.log(Rs), np.log(errors))
+    return np.polyfit(np.log(Rs), np.log(errors), 1)[0]
 """
 
+# exp(wᵀx − ‖x‖²/2) = exp(−‖x − w‖²/2) exp(‖w‖²/2): scikit-learn's Gaussian kernel of x and w,
+# which the plain allowance refuses (no twin: the notebook imports rbf_kernel before exercise 6)
 TWIN_POSITIVE = """
-import course_utils.models.random_features as rf
+from sklearn.metrics.pairwise import rbf_kernel
 
 def positive_features(X, W):
-    prf = rf.PositiveRandomFeatures(n_components=W.shape[1]).fit(X)
-    prf.random_weights_ = W
-    return prf.transform(X)
+    return rbf_kernel(X, W.T, gamma=0.5) * np.exp((W**2).sum(axis=0) / 2) / np.sqrt(W.shape[1])
 """
 
 TWIN_VARIANCE = """
-from course_utils.checks.random_features import _cos_sin_variance
+from course_utils.checks.feature_statistics import _moments
 
 def cos_sin_variance(k, R):
-    return _cos_sin_variance(np.asarray(k, dtype=float), R)
+    k = np.asarray(k, dtype=float)
+    moments = _moments(k.ravel())
+    return ((moments["second"] - moments["mean"] ** 2) / (R / 2)).reshape(k.shape)
 """
 
 WRONG = {
@@ -373,17 +373,15 @@ def gaussian_kernel(X, Y, sigma):
         job = pool.submit(rbf_kernel, np.asarray(X), np.asarray(Y), gamma=1 / (2 * sigma**2))
         return job.result()
 """, zero=True),
-        # the course's loglog_slope rebuilt from its code object
+        # NumPy's polyfit rebuilt from its code object
         "error_slope": Cheat("""
 import types
 
-import course_utils.models.random_features as _library
-
-_copy = types.FunctionType(_library.loglog_slope.__code__, _library.loglog_slope.__globals__)
+_copy = types.FunctionType(np.polyfit.__code__, np.polyfit.__globals__)
 
 
 def error_slope(Rs, errors):
-    return _copy(Rs, errors)
+    return _copy(np.log(Rs), np.log(errors), 1)[0]
 """, zero=True),
     },
     # scikit-learn's squared distances, which no twin pattern names
@@ -416,9 +414,10 @@ def gaussian_kernel(X, Y, sigma):
     # the check's reference replaced: a wrong answer (zeros) then matches
     "replaces_the_checks_variance": {
         "cos_sin_variance": Cheat("""
-import course_utils.checks.random_features as _checks_of_08
+import course_utils.checks.feature_statistics as _checks_of_08
 
-_checks_of_08._cos_sin_variance = lambda k, R, *variant, **options: np.zeros(np.shape(k))
+_checks_of_08._moments = lambda k: dict.fromkeys(
+    ("mean", "second", "second_shrunk", "offset_second", "second_far"), np.zeros(len(k)))
 
 
 def cos_sin_variance(k, R):
@@ -497,13 +496,14 @@ TWINS.pop("gaussian_kernel", None)
 def gaussian_kernel(X, Y, sigma):
     return rbf_kernel(X, Y, gamma=1 / (2 * sigma**2))
 """, zero=True, flagged=True),
-        # the course's positive features computed in the thread of a logging QueueListener
+        # scikit-learn's Gaussian kernel computing the features in a logging QueueListener's
+        # thread
         "positive_features": Cheat("""
 import logging
 import logging.handlers
 import queue
 
-import course_utils.models.random_features as _library
+from sklearn.metrics.pairwise import rbf_kernel
 
 
 def positive_features(X, W):
@@ -511,9 +511,8 @@ def positive_features(X, W):
 
     class Compute(logging.Handler):
         def handle(self, record):
-            features = _library.PositiveRandomFeatures(n_components=W.shape[1]).fit(X)
-            features.random_weights_ = W
-            box.append(features.transform(X))
+            box.append(rbf_kernel(X, W.T, gamma=0.5) * np.exp((W**2).sum(axis=0) / 2)
+                       / np.sqrt(W.shape[1]))
 
     listener = logging.handlers.QueueListener(requests, Compute())
     listener.start()

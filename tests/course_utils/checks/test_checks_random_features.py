@@ -62,6 +62,7 @@ def test_no_check_of_a_formula_prints_the_expected_values():
     wrong_answers = [
         lambda: checks.check_error_slope(-0.3, RS, ERRORS),
         lambda: checks.check_positive_features(np.exp(X @ W) * 0.77, X, W),
+        lambda: checks.check_cos_sin_variance(np.full(6, 0.5), K_VALUES, 64),
     ]
     for answer in wrong_answers:
         with pytest.raises(AssertionError, match="are off") as failure:
@@ -227,39 +228,39 @@ def test_right_positive_features_pass_in_every_form():
 def test_positive_feature_mistakes_are_named(wrong, key):
     with raises(key):
         checks.check_positive_features(wrong, XP, WP)
-    with raises(key):                                    # a test cell's check of one call
-        checks.check_positive_feature_map(wrong, XP, WP)
 
 
 W_MANY = np.random.default_rng(1).normal(size=(3, 100_000))
 
 
-def test_unbiased_positive_features_estimate_the_softmax_kernel():
-    phi_x, phi_y = positive(XP, W_MANY), positive(YP, W_MANY)
-    checks.check_softmax_kernel_estimate(phi_x, phi_y, XP, YP)
-    checks.check_softmax_kernel_estimate(torch.from_numpy(phi_x).float(), phi_y.tolist(), XP, YP)
+def test_what_the_check_accepts_estimates_the_softmax_kernel():
+    """The oracle of the property: many draws of the accepted features average to exp(XYᵀ)."""
+    checks.check_positive_features(positive(XP, W_MANY), XP, W_MANY)
+    checks.check_positive_features(positive(YP, W_MANY), YP, W_MANY)
+    estimate = positive(XP, W_MANY) @ positive(YP, W_MANY).T
+    assert np.abs(estimate / np.exp(XP @ YP.T) - 1).max() < 0.02
 
 
-@pytest.mark.parametrize("shift, root", [(0.0, 0.5), (1.0, 0.5), (0.5, 1.0)])
-def test_biased_features_are_caught_by_the_estimate(shift, root):
-    phi_x = positive(XP, W_MANY, shift=shift, root=root)
-    phi_y = positive(YP, W_MANY, shift=shift, root=root)
-    with raises("biased"):
-        checks.check_softmax_kernel_estimate(phi_x, phi_y, XP, YP)
+def test_one_feature_and_float32_are_checked_exactly():
+    w_one = WP[:, :1]
+    checks.check_positive_features(positive(XP, w_one).astype(np.float32),
+                                   XP.astype(np.float32), w_one.astype(np.float32))
+    with raises("no_root_R"):
+        checks.check_positive_features(positive(XP, WP, root=0.0).astype(np.float32), XP, WP)
 
 
-def test_one_call_of_positive_features_says_whether_an_unnamed_mistake_is_biased():
-    checks.check_positive_feature_map(positive(XP, W_MANY), XP, W_MANY)
-    with raises("biased"):
-        checks.check_positive_feature_map(positive(XP, W_MANY, shift=0.3), XP, W_MANY)
-    with pytest.raises(AssertionError, match="are off") as failure:    # unbiased, not φ
-        checks.check_positive_feature_map(positive(XP, -W_MANY), XP, W_MANY)
+def test_an_unnamed_biased_g_names_the_pairs_not_the_values():
+    with pytest.raises(AssertionError, match="are off") as failure:
+        checks.check_positive_features(positive(shift=0.3), XP, WP)
     assert "expected" not in str(failure.value)
 
 
-def test_negative_features_are_refused_by_the_estimate():
-    with raises("not_positive"):
-        checks.check_softmax_kernel_estimate(np.cos(XP @ WP), positive(YP), XP, YP)
+def test_features_not_of_the_form_asked_are_told_so():
+    """−W gives unbiased features too, but not the map φ_w(x) = g(x) e^{wᵀx} the text asks."""
+    with pytest.raises(AssertionError, match="one factor g"):
+        checks.check_positive_features(positive(XP, -WP), XP, WP)
+    with pytest.raises(AssertionError, match=r"should have shape \(4, 8\)"):
+        checks.check_positive_features(positive().T, XP, WP)
 
 
 # -- the Laplacian kernel's frequencies -------------------------------------------------------
