@@ -1,16 +1,28 @@
 """Diagnostic checks for notebook 09 (BERT and GPT): the masked-LM loss, sizes and span
 decoding.
 
-The references are written out independently of ``course_utils``: the masked-LM loss is
-PyTorch's own cross-entropy at the masked positions, a BERT encoder's
-parameter count summed layer by layer from its parts
-(tests/course_utils/checks/test_checks_pretraining.py
-checks it against Hugging Face's ``BertModel`` and MiniLM's packaged weights), and the
-best answer span found by brute force over every pair (s, e).
+The expected values come from libraries, never from an exercise written again:
+
+* the masked-LM loss is PyTorch's ``F.cross_entropy`` with the positions that were not
+  chosen labelled ``ignore_index`` (−100, as Hugging Face labels them for
+  ``BertForMaskedLM``); each mistake is that call changed as the mistake changes it
+  (no ``ignore_index``, ``reduction="sum"``, ``F.nll_loss`` on the logits themselves);
+* a BERT encoder's parameter count is Hugging Face's ``BertModel``, built from a
+  ``BertConfig`` on the meta device (shapes only: nothing is downloaded or allocated) and
+  counted with ``sum(p.numel() ...)``; each mistake is that count without the parameters
+  it forgets (found by their names), with the pooler, or of one layer;
+* a span is judged by what the exercise asks of it: a span of the scores, at most
+  ``max_length`` long, whose score start_scores[s] + end_scores[e] is the largest entry of
+  the table of every such sum (all spans at once, the others masked by ``torch.triu`` and
+  ``torch.tril``); multiplying probabilities is Hugging Face's question-answering decoder,
+  ``decode_spans``, on softmax probabilities as its pipeline feeds it.
+
+Transformers is imported only where a check needs it: importing it takes seconds.
 """
 
-import math
+import re
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -68,38 +80,42 @@ PRETRAINING_MISTAKES = {
 
 # -- the masked-LM loss ---------------------------------------------------------------------
 
+IGNORED = -100  # the label of a position the loss leaves out (F.cross_entropy's default)
 
-def _masked_lm_variants(logits, targets, masked) -> dict:
-    """The loss (key None) and the value each named mistake gives, from PyTorch's own
-    cross-entropy in float64."""
-    logits, targets = logits.double(), targets.long()
-    picked = logits.gather(-1, targets[..., None])[..., 0]             # the target's logit
-    every = F.cross_entropy(logits.flatten(0, -2), targets.flatten(), reduction="none")
-    right = F.cross_entropy(logits[masked], targets[masked])
-    return {None: right, "all_positions": every.mean(), "raw_logits": -picked[masked].mean(),
-            "summed": right * masked.sum(), "sign": -right}
+
+def _library_losses(logits, targets, masked) -> dict:
+    """PyTorch's losses in float64: the masked-LM loss (key None) and the value each named
+    mistake gives. logits (..., V), targets (...) token ids, masked (...) booleans."""
+    logits = logits.double().flatten(0, -2)                            # (positions, V)
+    every = targets.long().flatten()                                   # (positions,)
+    chosen = every.masked_fill(~masked.flatten(), IGNORED)             # the others ignored
+    right = F.cross_entropy(logits, chosen, ignore_index=IGNORED)
+    return {None: right,
+            "all_positions": F.cross_entropy(logits, every),
+            "raw_logits": F.nll_loss(logits, chosen, ignore_index=IGNORED),
+            "summed": F.cross_entropy(logits, chosen, ignore_index=IGNORED, reduction="sum"),
+            "sign": -right}
 
 
 @checked_plainly
 def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss") -> None:
-    """Fail unless ``actual`` is the mean over the positions where ``masked`` is True of
-    −log softmax(logits)[target] (relative tolerance 1e-4: float32 logits are allowed)."""
+    """Fail unless ``actual`` is PyTorch's cross-entropy of ``logits`` against ``targets``
+    at the positions where ``masked`` is True, averaged over them (relative tolerance 1e-4:
+    float32 logits are allowed)."""
     got = as_tensor(actual, name)
     if got.numel() != 1:
         raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES['not_a_loss']}; "
                              f"got shape {tuple(got.shape)}.")
     value = got.item()
     masked = as_tensor(masked, "masked").bool()
-    variants = _masked_lm_variants(as_tensor(logits, "logits"),
-                                   as_tensor(targets, "targets"), masked)
-    expected = variants.pop(None).item()
+    losses = _library_losses(as_tensor(logits, "logits"), as_tensor(targets, "targets"), masked)
 
     def near(x):
         return abs(value - x) <= 1e-4 * max(1.0, abs(x))
 
-    if near(expected):
+    if near(losses.pop(None).item()):
         return
-    for key, wrong in variants.items():
+    for key, wrong in losses.items():
         if near(wrong.item()):
             raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
     raise AssertionError(
@@ -110,45 +126,54 @@ def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss")
 
 # -- parameter count ------------------------------------------------------------------------
 
+FORGOTTEN = {  # a counting mistake, and the names of the BertModel parameters it leaves out
+    "no_biases": r"(query|key|value|dense)\.bias$",
+    "no_layer_norms": r"LayerNorm\.",
+    "layer_norm_once": r"LayerNorm\.bias$",
+    "no_positions": r"^embeddings\.position_embeddings\.",
+    "no_types": r"^embeddings\.token_type_embeddings\.",
+    "ff_once": r"^encoder\.layer\.\d+\.output\.dense\.",          # W₂ and its bias
+    "no_output_projection": r"\.attention\.output\.dense\.",      # O and its bias
+}
 
-def _bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff,
-                     biases=True, norm_vectors=2, positions=True, types=True, ff_matrices=2,
-                     projections=4, pooler=False, one_layer=False) -> int:
-    """A BERT encoder's parameters from its parts, with switches that model the mistakes."""
-    d, bias = d_model, int(biases)
-    embeddings = (vocab_size + max_positions * positions + type_vocab_size * types) * d
-    embeddings += norm_vectors * d                                   # LayerNorm γ, β
-    attention = projections * (d * d + bias * d)                     # Q, K, V, O
-    feed_forward = (d * d_ff + bias * d_ff) + (ff_matrices - 1) * (d_ff * d + bias * d)
-    layer = attention + feed_forward + 2 * norm_vectors * d          # two LayerNorms
-    total = embeddings + (1 if one_layer else layers) * layer
-    return total + (d * d + d if pooler else 0)
+
+def _hugging_face_bert(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff,
+                       pooler=False) -> dict[str, int]:
+    """{name: number of entries} of every parameter of Hugging Face's ``BertModel`` with
+    these sizes (with its pooler if ``pooler``), built on the meta device. One head: the
+    number of heads changes no shape."""
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(vocab_size=vocab_size, max_position_embeddings=max_positions,
+                        type_vocab_size=type_vocab_size, hidden_size=d_model,
+                        num_hidden_layers=layers, num_attention_heads=1,
+                        intermediate_size=d_ff)
+    with torch.device("meta"):                                      # shapes only
+        model = BertModel(config, add_pooling_layer=pooler)
+    return {name: p.numel() for name, p in model.named_parameters()}
 
 
 @checked_plainly
 def check_bert_parameters(actual, vocab_size: int, max_positions: int, type_vocab_size: int,
                           d_model: int, layers: int, d_ff: int,
                           name="bert_parameters") -> None:
-    """Fail unless ``actual`` is the number of parameters of a BERT encoder without the
-    pooler: the embeddings (word, position, token type, their LayerNorm) and ``layers``
-    post-LN layers (Q, K, V, O with biases, two LayerNorms, the feed-forward layer)."""
+    """Fail unless ``actual`` is the number of parameters of Hugging Face's ``BertModel``
+    with these sizes, without the pooler."""
     sizes = (vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff)
     got = as_tensor(actual, name)
     if got.numel() != 1 or not torch.isfinite(got).all() or got.item() != round(got.item()):
         raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES['not_a_count']}; "
                              f"got {got.tolist()}.")
-    value, expected = round(got.item()), _bert_parameters(*sizes)
+    encoder = _hugging_face_bert(*sizes)
+    value, expected = round(got.item()), sum(encoder.values())
     if value == expected:
         return
-    mistakes = {
-        "no_biases": {"biases": False}, "no_layer_norms": {"norm_vectors": 0},
-        "layer_norm_once": {"norm_vectors": 1}, "no_positions": {"positions": False},
-        "no_types": {"types": False}, "ff_once": {"ff_matrices": 1},
-        "no_output_projection": {"projections": 3}, "pooler": {"pooler": True},
-        "one_layer": {"one_layer": True},
-    }
-    for key, variant in mistakes.items():
-        if value == _bert_parameters(*sizes, **variant):
+    variants = {key: sum(n for part, n in encoder.items() if not re.search(pattern, part))
+                for key, pattern in FORGOTTEN.items()}
+    variants["pooler"] = sum(_hugging_face_bert(*sizes, pooler=True).values())
+    variants["one_layer"] = sum(_hugging_face_bert(*sizes[:4], 1, d_ff).values())
+    for key, variant in variants.items():
+        if value == variant:
             raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
     raise AssertionError(
         f"{name} is not right: expected {expected:,}, got {value:,} ({value - expected:+,}). "
@@ -159,24 +184,24 @@ def check_bert_parameters(actual, vocab_size: int, max_positions: int, type_voca
 # -- the best answer span -------------------------------------------------------------------
 
 
-def _best_span(start, end, max_length, ordered=True) -> tuple[int, int]:
-    """The first pair (s, e) with the largest start[s] + end[e], by brute force over every
-    pair with e < s + max_length, and s ≤ e when ``ordered`` (the mistakes drop it)."""
-    best, where = -math.inf, (0, 0)
-    for s in range(len(start)):
-        for e in range(len(end)):
-            allowed = e < s + max_length and (s <= e or not ordered)
-            if allowed and start[s] + end[e] > best:
-                best, where = start[s] + end[e], (s, e)
-    return where
+def _best_score(start, end, max_length) -> float:
+    """The largest start[s] + end[e] over every span s ≤ e < s + max_length: the largest
+    entry of the table of all sums (n × n, row s, column e) inside the band that
+    ``torch.triu`` and ``torch.tril`` keep. start and end are 1-D float64 tensors."""
+    sums = start[:, None] + end[None, :]
+    band = torch.ones_like(sums, dtype=torch.bool).triu().tril(max_length - 1)
+    return sums[band].max().item()
 
 
-def _product_of_probabilities(start, end, max_length) -> tuple[int, int]:
-    """The span of the largest p_start[s] · p_end[e] (softmax probabilities, float32),
-    zero outside s ≤ e < s + max_length, as a decoder that multiplies probabilities does."""
-    p = torch.softmax(start.float(), 0)[:, None] * torch.softmax(end.float(), 0)[None, :]
-    p = p.triu().tril(max_length - 1)
-    return divmod(p.flatten().argmax().item(), len(start))
+def _decoded_from_probabilities(start, end, max_length) -> tuple[int, int]:
+    """The span that Hugging Face's question-answering decoder, ``decode_spans``, picks from
+    the softmax probabilities in float32, as its pipeline feeds it: the largest
+    p_start[s] · p_end[e], which underflows to 0 for a confident model."""
+    from transformers.pipelines.document_question_answering import decode_spans
+
+    p_start, p_end = (torch.softmax(x.float(), dim=0).numpy() for x in (start, end))
+    starts, ends, _ = decode_spans(p_start, p_end, 1, max_length, np.ones(len(start)))
+    return int(starts[0]), int(ends[0])
 
 
 @checked_plainly
@@ -184,35 +209,37 @@ def check_best_span(actual, start_scores, end_scores, max_length: int,
                     name="best_span") -> None:
     """Fail unless ``actual`` is a pair (s, e) with s ≤ e < s + max_length and the largest
     start_scores[s] + end_scores[e] (any such pair if several tie)."""
-    start = as_tensor(start_scores, "start_scores").tolist()
-    end = as_tensor(end_scores, "end_scores").tolist()
+    start = as_tensor(start_scores, "start_scores").flatten()
+    end = as_tensor(end_scores, "end_scores").flatten()
     got = as_tensor(actual, name).flatten()
     if got.numel() != 2 or got.tolist() != [round(v) for v in got.tolist()]:
         raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES['not_a_pair']}; "
                              f"got {got.tolist()}.")
     s, e = (round(v) for v in got.tolist())
-    best = _best_span(start, end, max_length)
     n = len(start)
-    valid = 0 <= s <= e < min(n, s + max_length)
-    best_sum = start[best[0]] + end[best[1]]
-    # float32 sums may tie where float64 ones differ in the 7th digit: either pair is right
-    if valid and start[s] + end[e] >= best_sum - 1e-6 * max(1.0, abs(best_sum)):
+
+    def is_best(pair, longest=max_length):
+        """A span of at most ``longest`` tokens whose score ties the best such span's
+        (float32 sums may tie where float64 ones differ in the 7th digit: either is right)."""
+        first, last = pair
+        if not 0 <= first <= last < min(n, first + longest):
+            return False
+        best = _best_score(start, end, longest)
+        return (start[first] + end[last]).item() >= best - 1e-6 * max(1.0, abs(best))
+
+    if is_best((s, e)):
         return
-    variants = {
-        "separate_argmax": (max(range(n), key=start.__getitem__),
-                            max(range(n), key=end.__getitem__)),
-        "end_before_start": _best_span(start, end, max_length, ordered=False),
-        "too_long": _best_span(start, end, max_length + 1),
-        "too_short": _best_span(start, end, max_length - 1) if max_length > 1 else None,
-        "probabilities": _product_of_probabilities(torch.tensor(start), torch.tensor(end),
-                                                   max_length),
-        "from_one": (best[0] + 1, best[1] + 1),
-        "swapped": best[::-1],
-    }
-    for key, variant in variants.items():
-        if variant is not None and (s, e) == tuple(variant) and variant != best:
-            raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
-    if not (0 <= s < n and 0 <= e < n):
+    if (s, e) == (start.argmax().item(), end.argmax().item()):
+        key = "separate_argmax"
+    elif (s, e) == _decoded_from_probabilities(start, end, max_length):
+        key = "probabilities"
+    elif is_best((s - 1, e - 1)):
+        key = "from_one"
+    elif is_best((e, s)):
+        key = "swapped"
+    elif max_length > 1 and is_best((s, e), max_length - 1):
+        key = "too_short"
+    elif not (0 <= s < n and 0 <= e < n):
         key = "outside"
     elif e < s:
         key = "end_before_start"

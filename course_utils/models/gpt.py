@@ -46,8 +46,6 @@ from torch import nn
 from tqdm.auto import trange
 
 from course_utils.validation import (
-    bool_tensor,
-    float_tensor,
     integer,
     number,
     positive_int,
@@ -200,30 +198,6 @@ def next_token_loss(model: TinyGPT, ids: torch.Tensor) -> torch.Tensor:
         )
     logits = model(ids[..., :-1])  # (batch, n, V)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[..., 1:].reshape(-1))
-
-
-def masked_lm_loss(
-    logits: torch.Tensor, targets: torch.Tensor, masked: torch.Tensor
-) -> torch.Tensor:
-    """BERT's masked-LM loss, a 0-dim tensor: −(1/|C|) Σ_{t ∈ C} log p(x_t | x̃).
-
-    ``logits`` (..., V) are the scores of a model that read the masked text x̃,
-    ``targets`` (...) the token ids x_t the text really had and ``masked`` (...) booleans,
-    True at the chosen positions C (at least one). Only C counts: elsewhere the model
-    reads x_t itself. The mean makes it the surprise per predicted token, whatever the
-    number of chosen positions.
-    """
-    float_tensor("logits", logits, min_dim=2)
-    bool_tensor("masked", masked)
-    targets = check_ids(targets.flatten(), logits.shape[-1]).view(targets.shape)
-    if targets.shape != logits.shape[:-1] or masked.shape != targets.shape:
-        raise ValueError(
-            f"logits must be (..., V) with targets and masked of shape (...); got shapes "
-            f"{tuple(logits.shape)}, {tuple(targets.shape)} and {tuple(masked.shape)}"
-        )
-    if not masked.any():
-        raise ValueError("masked must be True at one position at least; got none")
-    return F.cross_entropy(logits[masked], targets[masked])
 
 
 def random_batch(

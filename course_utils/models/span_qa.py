@@ -10,8 +10,8 @@ end score (Hugging Face's ``BertForQuestionAnswering`` calls it ``qa_outputs``):
 
     [start_scores, end_scores] = H W + b          W: (384, 2), b: (2,)
 
-and the answer is the span (s, e) of passage tokens that maximises
-start_scores[s] + end_scores[e] with s ≤ e < s + max_length (``best_span``).
+and ``answer_questions`` decodes the answer, a span of passage tokens, with Hugging Face's
+question-answering decoder ``decode_spans`` (notebook 09's exercise 3 says which span).
 Fine-tuning minimises the mean of the two cross-entropies, −log softmax(start)[s*] and
 −log softmax(end)[e*], over the passage tokens, for the true span (s*, e*).
 
@@ -28,11 +28,13 @@ import re
 import string
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from transformers.pipelines.document_question_answering import decode_spans
 
-from course_utils.validation import float_tensor, integer, number, positive_int
+from course_utils.validation import integer, number, positive_int
 
 from .minilm import MiniLMEncoder
 
@@ -40,7 +42,6 @@ __all__ = [
     "QAExample",
     "SpanQA",
     "answer_questions",
-    "best_span",
     "encode_questions",
     "exact_match",
     "generated_questions",
@@ -223,35 +224,21 @@ def train_span_qa(model: SpanQA, encoded: dict, frozen_blocks: int, steps: int,
     return losses
 
 
-def best_span(start_scores, end_scores, max_length: int) -> tuple[int, int]:
-    """The span (s, e) maximising start_scores[s] + end_scores[e], s ≤ e < s + max_length.
-
-    ``start_scores`` and ``end_scores`` are 1-D tensors of the same length (one score per
-    candidate token); the first best pair (in row-major order) wins a tie.
-    """
-    float_tensor("start_scores", start_scores)
-    float_tensor("end_scores", end_scores)
-    if start_scores.dim() != 1 or start_scores.shape != end_scores.shape:
-        raise ValueError("start_scores and end_scores must be 1-D and of one length; got shapes "
-                         f"{tuple(start_scores.shape)} and {tuple(end_scores.shape)}")
-    positive_int("max_length", max_length)
-    n = len(start_scores)
-    total = start_scores[:, None] + end_scores[None, :]            # (s, e)
-    allowed = torch.ones(n, n, dtype=torch.bool, device=total.device).triu()
-    allowed &= ~torch.ones_like(allowed).triu(max_length)          # e − s < max_length
-    flat = total.masked_fill(~allowed, float("-inf")).flatten().argmax().item()
-    return divmod(flat, n)
-
-
 def answer_questions(model: SpanQA, tokenizer, questions: list[str], passages: list[str],
                      max_length: int = 10) -> list[dict]:
-    """The answer span of each question in its passage, decoded with ``best_span``.
+    """The answer span of each question in its passage, at most ``max_length`` tokens.
+
+    The span is decoded by Hugging Face's question-answering decoder, ``decode_spans``,
+    from the softmax probabilities of the passage's start and end scores, in float64: its
+    products p_start[s] · p_end[e] underflow only for scores hundreds apart, far from
+    this reader's.
 
     Returns one dict per question: ``answer`` (the passage's characters from the start
     token's first to the end token's last), ``start`` and ``end`` (token positions in
     the pair), ``tokens`` (the pair's tokens), ``passage_mask`` (n,: True at the passage's
     tokens) and ``start_scores``/``end_scores`` (n,).
     """
+    positive_int("max_length", max_length)
     encoded = encode_questions(tokenizer, questions, passages)
     device = model.qa_outputs.weight.device
     model.eval()
@@ -261,8 +248,10 @@ def answer_questions(model: SpanQA, tokenizer, questions: list[str], passages: l
     results = []
     for k, passage in enumerate(passages):
         where = encoded["passage_mask"][k].nonzero().flatten()
-        s, e = best_span(start[k, where].cpu(), end[k, where].cpu(), max_length)
-        first, last = where[s].item(), where[e].item()
+        p_start, p_end = (torch.softmax(x[k, where].double(), dim=0).cpu().numpy()
+                          for x in (start, end))                    # (passage tokens,)
+        starts, ends, _ = decode_spans(p_start, p_end, 1, max_length, np.ones(len(where)))
+        first, last = where[starts[0]].item(), where[ends[0]].item()
         offsets = encoded["offsets"][k]
         results.append({
             "answer": passage[offsets[first, 0]:offsets[last, 1]],

@@ -194,18 +194,18 @@ TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     # (every torch.nn.Module method is refused, so BertModel and friends cannot be either)
     "bert_parameters": (
         "torch.nn.modules.module.Module*",
-        "course_utils.checks.pretraining._bert_parameters",
+        "course_utils.checks.pretraining._hugging_face_bert",
     ),
     "masked_lm_loss": (
-        "course_utils.models.gpt.masked_lm_loss",
         "torch.nn.modules.loss.*",
-        "course_utils.checks.pretraining._masked_lm_variants",
+        "course_utils.checks.pretraining._library_losses",
         "course_utils.checks.pretraining.check_masked_lm_loss",
     ),
     "best_span": (
-        "course_utils.models.span_qa.best_span",
-        "course_utils.checks.pretraining._best_span",
-        "course_utils.checks.pretraining._product_of_probabilities",
+        "transformers.pipelines.document_question_answering.decode_spans",
+        "transformers.pipelines.document_question_answering.select_starts_ends",
+        "course_utils.checks.pretraining._best_score",
+        "course_utils.checks.pretraining._decoded_from_probabilities",
     ),
     # 07_linear_attention
     "kernel_attention": (

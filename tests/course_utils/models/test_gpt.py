@@ -13,7 +13,6 @@ from course_utils.models.gpt import (
     GPTConfig,
     TinyGPT,
     generate,
-    masked_lm_loss,
     next_token_loss,
     random_batch,
     train_language_model,
@@ -166,30 +165,6 @@ def test_next_token_loss_is_the_cross_entropy_of_the_shifted_ids():
 
 
 # -- batches and training ---------------------------------------------------------------
-
-
-def test_masked_lm_loss_is_the_mean_surprise_at_the_masked_positions_by_hand():
-    logits = torch.tensor([[[2.0, 0.0, -1.0], [0.5, 0.5, 3.0]], [[1.0, 1.0, 1.0], [0.0, 4.0, 0.0]]])
-    targets = torch.tensor([[0, 2], [1, 0]])
-    masked = torch.tensor([[True, False], [True, True]])
-    surprise = [-math.log(math.exp(2) / (math.exp(2) + 1 + math.exp(-1))),   # row 0, target 0
-                -math.log(1 / 3),                                           # uniform row
-                -math.log(1 / (1 + math.exp(4) + 1))]                      # row (0, 4, 0), target 0
-    assert masked_lm_loss(logits, targets, masked).item() == pytest.approx(sum(surprise) / 3)
-    logits[0, 1] = 1e6                                     # an unmasked position changes nothing
-    assert masked_lm_loss(logits, targets, masked).item() == pytest.approx(sum(surprise) / 3)
-
-
-def test_masked_lm_loss_rejects_bad_inputs():
-    logits, targets = torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)
-    with pytest.raises(ValueError, match="True at one position at least"):
-        masked_lm_loss(logits, targets, torch.zeros(2, 3, dtype=torch.bool))
-    with pytest.raises(ValueError, match="got shapes"):
-        masked_lm_loss(logits, targets, torch.ones(2, 4, dtype=torch.bool))
-    with pytest.raises(TypeError, match="masked must be a torch.bool tensor"):
-        masked_lm_loss(logits, targets, torch.ones(2, 3))
-    with pytest.raises(ValueError, match="ids must lie in 0"):
-        masked_lm_loss(logits, targets + 5, torch.ones(2, 3, dtype=torch.bool))
 
 
 def test_random_batch_takes_windows_of_consecutive_tokens():
