@@ -120,8 +120,8 @@ def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss")
             raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
     raise AssertionError(
         f"{name} is not right: got {value:.6g}, which is none of the mistakes we know. "
-        "Take log-probabilities over the vocabulary (the last axis), pick each position's "
-        "target, keep the masked positions only, and average their negatives.")
+        "Look at the axis your probabilities are normalised over, at which positions "
+        "count, and at how their surprises make one number.")
 
 
 # -- parameter count ------------------------------------------------------------------------
