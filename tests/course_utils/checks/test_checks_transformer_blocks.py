@@ -75,8 +75,9 @@ def test_positional_encoding_mistakes_are_named(wrong, key):
 def test_angles_that_grow_with_the_column_are_named_at_any_width(d):
     # 10000^(2i/d) wraps round the circle: backwards for d = 4, nearly 0 for pair 1 at d = 10
     angle = torch.arange(5.0)[:, None] * 10000 ** (torch.arange(0, d, 2) / d)
+    wrong = torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1)
     with raises("times_frequency"):
-        checks.check_positional_encoding(torch.stack([angle.sin(), angle.cos()], -1).flatten(1), 5, d)
+        checks.check_positional_encoding(wrong, 5, d)
 
 
 # -- rotary position embeddings ----------------------------------------------------------------
@@ -150,13 +151,14 @@ def test_rope_mistakes_are_named(wrong, key):
 
 def test_growing_angles_are_named_where_two_positions_are_neighbours_and_never_for_a_right_answer():
     growing = lambda i, d: 10000 ** (2 * i / d)  # noqa: E731
+    at = torch.arange(20, 25)
     with raises("rope_times"):
-        checks.check_rope(rotated_by_loop(XR, torch.arange(20, 25), growing), XR, torch.arange(20, 25))
+        checks.check_rope(rotated_by_loop(XR, at, growing), XR, at)
     # no two positions one apart: only that the values are off
     with pytest.raises(AssertionError, match="entries") as failure:
         checks.check_rope(rotated_by_loop(XR, AT + AT, growing), XR, AT + AT)
     assert BLOCK_MISTAKES["rope_times"] not in str(failure.value)
-    checks.check_rope(rotated_by_loop(XR, torch.arange(20, 25)), XR, torch.arange(20, 25))
+    checks.check_rope(rotated_by_loop(XR, at), XR, at)
 
 
 ONE_Q, ONE_K = torch.randn(2, 1, 8, generator=GR)

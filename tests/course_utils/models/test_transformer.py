@@ -4,7 +4,6 @@ import math
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from course_utils.device import get_device
 from course_utils.models.attention import MultiHeadAttention, causal_mask
