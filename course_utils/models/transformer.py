@@ -152,11 +152,6 @@ class TransformerBlock(nn.TransformerEncoderLayer):
         self.self_attn = attention
         self.linear1.reset_parameters()
         self.linear2.reset_parameters()
-        # PyTorch's forward first tries a fused kernel that reads nn.MultiheadAttention's
-        # internals: these flags of its test (true of the course's attention, and 0 for the
-        # kernel's activation) keep it on its plain path, which calls _sa_block below.
-        self.self_attn.batch_first = self.self_attn._qkv_same_embed_dim = True
-        self.activation_relu_or_gelu = 0
 
     def extra_repr(self) -> str:
         return f"norm_first={self.norm_first}"
@@ -169,7 +164,14 @@ class TransformerBlock(nn.TransformerEncoderLayer):
         self, x: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False
     ) -> torch.Tensor:
         _check_sequence("x", x, self.self_attn.embed_dim)
-        return super().forward(x, src_mask=_blocked(mask), is_causal=causal)
+        # PyTorch's fused inference kernel reads nn.MultiheadAttention's internals; its plain
+        # path calls _sa_block, whatever the block's self_attn is (notebook 07 swaps it).
+        enabled = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(False)
+        try:
+            return super().forward(x, src_mask=_blocked(mask), is_causal=causal)
+        finally:
+            torch.backends.mha.set_fastpath_enabled(enabled)
 
 
 class DecoderBlock(nn.TransformerDecoderLayer):

@@ -253,6 +253,25 @@ def test_unbatched_input_and_a_causal_block_cannot_see_the_future():
     torch.testing.assert_close(batched, before)
 
 
+def test_any_attention_runs_in_eval_and_pytorchs_fused_switch_is_left_as_it_was():
+    """PyTorch's fused inference path reads nn.MultiheadAttention's internals: the block
+    keeps to its plain path, whatever its self_attn, and restores PyTorch's switch."""
+
+    class NoAttention(torch.nn.Module):
+        def forward(self, query, mask=None, causal=False):
+            return torch.zeros_like(query), None
+
+    block = TransformerBlock(D, HEADS, FF, norm_first=True).to(DEVICE).eval()
+    block.self_attn = NoAttention()
+    block.self_attn.embed_dim = D
+    x = random(2, 6, D, seed=13)
+    with torch.no_grad():
+        got = block(x)
+    expected = x + block.linear2(block.activation(block.linear1(block.norm2(x))))
+    torch.testing.assert_close(got, expected)
+    assert torch.backends.mha.get_fastpath_enabled()
+
+
 def test_dropout_is_on_in_training_and_off_in_eval():
     ours, _ = block_twins(dropout=0.5, seed=11)
     x = random(2, 6, D, seed=12)
