@@ -452,19 +452,18 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         return pool.submit(F.layer_norm, x, x.shape[-1:], gamma, beta, eps).result()
 """, zero=True),
     },
-    # the course's layer_norm rebuilt from its code object
+    # PyTorch's layer_norm rebuilt from its code object
     "layer_norm_rebuilt_from_code": {
         "layer_norm": Cheat("""
 import types
 
-import course_utils.models.transformer as _library
+import torch.nn.functional as _library
 
-_copy = types.FunctionType(_library.layer_norm.__code__, _library.layer_norm.__globals__, "copy",
-                           _library.layer_norm.__defaults__)
+_copy = types.FunctionType(_library.layer_norm.__code__, _library.layer_norm.__globals__, "copy")
 
 
 def layer_norm(x, gamma, beta, eps=1e-5):
-    return _copy(x, gamma, beta, eps)
+    return _copy(x, x.shape[-1:], gamma, beta, eps)
 """, zero=True),
     },
     # nn.LayerNorm, which the check computes its expected value with, replaced: a wrong answer

@@ -159,15 +159,17 @@ TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
         "course_utils.checks.masked_attention._pytorch_reference",
         "torch.nn.MultiheadAttention.forward",
     ),
-    # 06_transformer_blocks
+    # 06_transformer_blocks: the course's versions are the libraries' (Hugging Face's table
+    # and rotation, PyTorch's layers), which the checks compute their expected values with
     "positional_encoding": (
         "course_utils.models.transformer.sinusoidal_positions",
-        "course_utils.checks.transformer_blocks._positions",
-        "course_utils.checks.transformer_blocks._positions_at",
+        "course_utils.checks.transformer_blocks._sinusoids",
+        "transformers.models.distilbert.modeling_distilbert.create_sinusoidal_embeddings",
+        "transformers.models.distilbert.modeling_distilbert._create_sinusoidal_embeddings",
     ),
     "rope": (
         "course_utils.models.transformer.rotary_embedding",
-        "course_utils.checks.transformer_blocks._rotary",
+        "course_utils.checks.transformer_blocks._rotated",
         "transformers.models.gptj.modeling_gptj.apply_rotary_pos_emb",
         "transformers.models.gptj.modeling_gptj.rotate_every_two",
         "transformers.models.roformer.modeling_roformer.RoFormerSelfAttention"
@@ -177,18 +179,16 @@ TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
         "notebook.shift_matrix",
     ),
     "layer_norm": (
-        "course_utils.models.transformer.layer_norm",
-        "course_utils.checks.transformer_blocks._normalise",
         "torch.nn.functional.layer_norm",
         "torch.nn.LayerNorm.forward",
     ),
     "transformer_block": (
         "course_utils.models.transformer.TransformerBlock.forward",
         "course_utils.models.transformer.TransformerBlock._sa_block",
-        "course_utils.models.transformer.TransformerBlock._ff_block",
         "course_utils.checks.transformer_blocks._pytorch_block",
-        "course_utils.checks.transformer_blocks._block_variant",
         "torch.nn.TransformerEncoderLayer.forward",
+        "torch.nn.TransformerEncoderLayer._sa_block",
+        "torch.nn.TransformerEncoderLayer._ff_block",
     ),
     # 09_bert_and_gpt: while bert_parameters runs, no nn.Module can be built or counted
     # (every torch.nn.Module method is refused, so BertModel and friends cannot be either)

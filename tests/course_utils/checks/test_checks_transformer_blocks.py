@@ -71,6 +71,15 @@ def test_positional_encoding_mistakes_are_named(wrong, key):
         checks.check_positional_encoding(wrong, N, D)
 
 
+@pytest.mark.parametrize("d", [4, 10, 64])
+def test_angles_that_grow_with_the_column_are_named_at_any_width(d):
+    # 10000^(2i/d) wraps round the circle: backwards for d = 4, nearly 0 for pair 1 at d = 10
+    angle = torch.arange(5.0)[:, None] * 10000 ** (torch.arange(0, d, 2) / d)
+    wrong = torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1)
+    with raises("times_frequency"):
+        checks.check_positional_encoding(wrong, 5, d)
+
+
 # -- rotary position embeddings ----------------------------------------------------------------
 # Right answers: Hugging Face's GPT-J (interleaved pairs) and a loop over pairs written here; the
 # rotate-half layout is Hugging Face's LLaMA.
@@ -138,6 +147,18 @@ def added_positions(x, positions):
 def test_rope_mistakes_are_named(wrong, key):
     with raises(key):
         checks.check_rope(wrong, XR, AT)
+
+
+def test_growing_angles_are_named_where_two_positions_are_neighbours_and_never_for_a_right_answer():
+    growing = lambda i, d: 10000 ** (2 * i / d)  # noqa: E731
+    at = torch.arange(20, 25)
+    with raises("rope_times"):
+        checks.check_rope(rotated_by_loop(XR, at, growing), XR, at)
+    # no two positions one apart: only that the values are off
+    with pytest.raises(AssertionError, match="entries") as failure:
+        checks.check_rope(rotated_by_loop(XR, AT + AT, growing), XR, AT + AT)
+    assert BLOCK_MISTAKES["rope_times"] not in str(failure.value)
+    checks.check_rope(rotated_by_loop(XR, at), XR, at)
 
 
 ONE_Q, ONE_K = torch.randn(2, 1, 8, generator=GR)
@@ -280,6 +301,15 @@ def test_block_mistakes_are_named(norm_first, change, key):
         checks.check_transformer_block(by_hand(b, XB, True, **change), XB, b, True)
 
 
+def test_the_block_check_leaves_the_random_numbers_of_the_test_alone():
+    b = block(True)
+    torch.manual_seed(7)
+    checks.check_transformer_block(by_hand(b, XB, True), XB, b, True)
+    after_the_check = torch.randn(3)
+    torch.manual_seed(7)
+    assert torch.equal(after_the_check, torch.randn(3))
+
+
 def test_a_block_that_ignores_the_causal_flag_is_named_both_ways():
     b = block(False)
     with raises("no_causal"):
@@ -311,8 +341,15 @@ def test_is_causal_of_works_the_answer_out_from_f_and_x():
     def running_sum(x):
         return x.cumsum(dim=0)
 
+    def running_sum_and_a_later_token(x):  # in place, as a hidden test writes it
+        y = x.cumsum(dim=0)
+        y[1] = y[1] + 0.5 * x[3]
+        return y
+
     checks.check_is_causal_of(True, running_sum, x)
     checks.check_is_causal_of(False, lambda x: x + x[-1], x)
+    checks.check_is_causal_of(False, running_sum_and_a_later_token, x)
+    checks.check_is_causal_of(True, torch.tanh, x)
     with pytest.raises(AssertionError, match="said False for running_sum, which IS causal"):
         checks.check_is_causal_of(False, running_sum, x)
     with pytest.raises(AssertionError, match="said True for the function it was given"):

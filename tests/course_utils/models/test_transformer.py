@@ -4,14 +4,12 @@ import math
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from course_utils.device import get_device
-from course_utils.models.attention import causal_mask
+from course_utils.models.attention import MultiHeadAttention, causal_mask
 from course_utils.models.transformer import (
     DecoderBlock,
     TransformerBlock,
-    layer_norm,
     rotary_embedding,
     sinusoidal_positions,
 )
@@ -43,10 +41,10 @@ def test_positions_equal_the_formula_entry_by_entry(n, d):
 
 def test_positions_by_hand_for_d_4():
     # d = 4: frequencies 1 and 1/100
-    got = sinusoidal_positions(3, 4, dtype=torch.float64)
+    got = sinusoidal_positions(3, 4, dtype=torch.float64)  # float32 values
     assert got[0].tolist() == [0.0, 1.0, 0.0, 1.0]
     assert got[2].tolist() == pytest.approx(
-        [math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)], abs=1e-15
+        [math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)], abs=1e-7
     )
 
 
@@ -67,12 +65,11 @@ def shift_matrix(k, d):
 def test_a_shift_by_k_is_one_fixed_rotation_for_every_position(k):
     pe = sinusoidal_positions(64, 16, dtype=torch.float64)
     m = shift_matrix(k, 16)
-    torch.testing.assert_close(pe[k:], pe[:-k] @ m, atol=1e-12, rtol=0)
+    torch.testing.assert_close(pe[k:], pe[:-k] @ m, atol=3e-7, rtol=0)  # float32 values
     # found from the data alone: one least-squares linear map fits every position (by SVD:
-    # the slow columns make pe nearly rank-deficient, where the default QR driver's fit
-    # misses by up to 1e-8, depending on the thread count)
+    # the slow columns make pe nearly rank-deficient)
     fitted = torch.linalg.lstsq(pe[:-k], pe[k:], driver="gelsd").solution
-    torch.testing.assert_close(pe[:-k] @ fitted, pe[k:], atol=1e-9, rtol=0)
+    torch.testing.assert_close(pe[:-k] @ fitted, pe[k:], atol=3e-7, rtol=0)
     torch.testing.assert_close(m @ m.T, torch.eye(16, dtype=torch.float64))  # a rotation
 
 
@@ -87,26 +84,26 @@ def test_positions_are_distinct_and_bounded():
 # -- rotary position embeddings ---------------------------------------------------------
 
 
-def gptj_rotary(x, positions):
-    """Hugging Face's GPT-J rotary embedding (interleaved pairs) on x (batch, n, d)."""
-    from transformers.models.gptj.modeling_gptj import apply_rotary_pos_emb
-
+def rotated(x, positions):
+    """Each pair (x_2i, x_2i+1) of row j as the complex number x_2i + i·x_2i+1, times
+    e^{i·positions[j]·ω_i} with ω_i = 10000^(−2i/d), in float64 (Su et al.)."""
     d = x.shape[-1]
-    inv_freq = 1.0 / 10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
-    angle = positions.double()[:, None] * inv_freq  # (n, d/2)
-    sin, cos = (f(angle)[None].expand(len(x), -1, -1).to(x) for f in (torch.sin, torch.cos))
-    return apply_rotary_pos_emb(x[:, :, None, :], sin, cos)[:, :, 0, :]  # GPT-J: (b, n, h, d)
+    omega = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    turn = torch.polar(torch.ones(len(positions), d // 2, dtype=torch.float64),
+                       positions.double()[:, None].cpu() * omega)
+    pairs = torch.view_as_complex(x.double().cpu().reshape(*x.shape[:-1], d // 2, 2).contiguous())
+    return torch.view_as_real(pairs * turn).reshape(x.shape)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_rotary_embedding_equals_gptj(dtype):
+def test_rotary_embedding_turns_each_pair_of_neighbours(dtype):
     x = random(3, 7, 16, seed=4).to(dtype)
     positions = torch.tensor([0, 1, 2, 5, 40, 41, 300], device=DEVICE)
     got = rotary_embedding(x, positions)
     assert got.shape == x.shape and got.dtype == dtype and got.device.type == DEVICE.type
-    torch.testing.assert_close(got, gptj_rotary(x, positions), atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(rotary_embedding(x), gptj_rotary(x, torch.arange(7, device=DEVICE)),
-                               atol=1e-5, rtol=1e-5)  # positions 0 … n − 1 by default
+    torch.testing.assert_close(got.double().cpu(), rotated(x, positions), atol=1e-5, rtol=0)
+    torch.testing.assert_close(rotary_embedding(x).double().cpu(), rotated(x, torch.arange(7)),
+                               atol=1e-5, rtol=0)  # positions 0 … n − 1 by default
 
 
 def test_rotary_embedding_by_hand():
@@ -114,9 +111,9 @@ def test_rotary_embedding_by_hand():
     x = torch.tensor([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0]], dtype=torch.float64)
     got = rotary_embedding(x, [1, 2])
     assert got[0].tolist() == pytest.approx(
-        [math.cos(1), math.sin(1), -math.sin(0.01), math.cos(0.01)], abs=1e-15)
+        [math.cos(1), math.sin(1), -math.sin(0.01), math.cos(0.01)], abs=1e-7)
     assert got[1].tolist() == pytest.approx(
-        [-math.sin(2), math.cos(2), math.cos(0.02), math.sin(0.02)], abs=1e-15)
+        [-math.sin(2), math.cos(2), math.cos(0.02), math.sin(0.02)], abs=1e-7)
 
 
 def test_rotary_scores_depend_only_on_the_offset_and_lengths_are_kept():
@@ -138,44 +135,13 @@ def test_rotary_scores_depend_only_on_the_offset_and_lengths_are_kept():
         (lambda: rotary_embedding(torch.ones(3, 4), [0, 1]), ValueError, r"\(3,\).*\(2,\)"),
         (lambda: rotary_embedding(torch.ones(4)), ValueError, "at least 2"),
         (lambda: rotary_embedding(torch.ones(3, 4, dtype=torch.int64)), TypeError, "floating"),
-        (lambda: rotary_embedding(torch.ones(3, 4), base=0), ValueError, "base"),
+        (lambda: rotary_embedding(torch.ones(2, 4), [0, -1]), ValueError, "non-negative.*int64"),
+        (lambda: rotary_embedding(torch.ones(2, 4), [0.0, 0.5]), ValueError, "integer.*float"),
     ],
 )
 def test_rotary_bad_input_gets_a_clear_error(call, error, words):
     with pytest.raises(error, match=words):
         call()
-
-
-# -- layer norm -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("affine", [False, True])
-def test_layer_norm_matches_pytorch(affine):
-    x = random(3, 5, 8) * 4 + 2
-    weight, bias = (random(8, seed=1), random(8, seed=2)) if affine else (None, None)
-    torch.testing.assert_close(
-        layer_norm(x, weight, bias, eps=1e-5), F.layer_norm(x, (8,), weight, bias, eps=1e-5)
-    )
-    module = torch.nn.LayerNorm(8, eps=1e-3).to(DEVICE)
-    if affine:
-        module.load_state_dict({"weight": weight, "bias": bias})
-    with torch.no_grad():
-        expected = module(x)
-    torch.testing.assert_close(
-        layer_norm(x, module.weight.detach(), module.bias.detach(), 1e-3), expected
-    )
-
-
-def test_layer_norm_normalises_each_token_over_its_features_not_each_feature():
-    x = random(6, 4, seed=3) * torch.tensor([1.0, 10.0, 100.0, 1000.0], device=DEVICE)
-    y = layer_norm(x, eps=0.0)
-    torch.testing.assert_close(y.mean(-1), torch.zeros(6, device=DEVICE), atol=1e-5, rtol=0)
-    torch.testing.assert_close(y.var(-1, unbiased=False), torch.ones(6, device=DEVICE))
-    # each token on its own: the other tokens change nothing
-    torch.testing.assert_close(layer_norm(x[:2], eps=0.0), y[:2])
-    # across tokens (batch norm's direction) is something else
-    per_feature = (x - x.mean(0)) / x.std(0, unbiased=False)
-    assert not torch.allclose(y, per_feature, atol=1e-2)
 
 
 # -- the block against nn.TransformerEncoderLayer ---------------------------------------
@@ -207,6 +173,20 @@ def test_block_state_dict_has_exactly_pytorchs_keys_and_loads_both_ways(norm_fir
     theirs.load_state_dict(ours.state_dict())
     ours.load_state_dict(theirs.state_dict())
     assert isinstance(ours.self_attn.out_proj, torch.nn.Linear)
+
+
+def test_a_seed_draws_the_attention_then_the_two_linear_layers():
+    """The weights a seed gives (the notebooks' trained models rely on them): the course's
+    attention first, then linear1 and linear2; PyTorch's own attention draws nothing."""
+    torch.manual_seed(3)
+    block = TransformerBlock(8, 2, 16)
+    torch.manual_seed(3)
+    parts = (MultiHeadAttention(8, 2), torch.nn.Linear(8, 16), torch.nn.Linear(16, 8))
+    expected = {f"{name}.{key}": value for name, part in zip(("self_attn", "linear1", "linear2"),
+                                                             parts, strict=True)
+                for key, value in part.state_dict().items()}
+    for key, value in expected.items():
+        assert torch.equal(block.state_dict()[key], value), key
 
 
 LENGTHS = [6, 4, 1]
@@ -273,6 +253,25 @@ def test_unbatched_input_and_a_causal_block_cannot_see_the_future():
     torch.testing.assert_close(batched, before)
 
 
+def test_any_attention_runs_in_eval_and_pytorchs_fused_switch_is_left_as_it_was():
+    """PyTorch's fused inference path reads nn.MultiheadAttention's internals: the block
+    keeps to its plain path, whatever its self_attn, and restores PyTorch's switch."""
+
+    class NoAttention(torch.nn.Module):
+        def forward(self, query, mask=None, causal=False):
+            return torch.zeros_like(query), None
+
+    block = TransformerBlock(D, HEADS, FF, norm_first=True).to(DEVICE).eval()
+    block.self_attn = NoAttention()
+    block.self_attn.embed_dim = D
+    x = random(2, 6, D, seed=13)
+    with torch.no_grad():
+        got = block(x)
+    expected = x + block.linear2(block.activation(block.linear1(block.norm2(x))))
+    torch.testing.assert_close(got, expected)
+    assert torch.backends.mha.get_fastpath_enabled()
+
+
 def test_dropout_is_on_in_training_and_off_in_eval():
     ours, _ = block_twins(dropout=0.5, seed=11)
     x = random(2, 6, D, seed=12)
@@ -287,13 +286,6 @@ def test_dropout_is_on_in_training_and_off_in_eval():
         (lambda: sinusoidal_positions(0, 4), ValueError, "n_positions must be >= 1"),
         (lambda: sinusoidal_positions(4, 2.0), TypeError, "d_model must be an int"),
         (lambda: sinusoidal_positions(4, 4, dtype=torch.long), TypeError, "floating-point"),
-        (lambda: layer_norm(torch.ones(2, 3), torch.ones(4)), ValueError, r"\(3,\).*\(4,\)"),
-        (lambda: layer_norm(torch.ones(2, 3, dtype=torch.long)), TypeError, "floating-point"),
-        (
-            lambda: layer_norm(torch.ones(2, 3), eps=-1.0),
-            ValueError,
-            "eps must be a non-negative number",
-        ),
         (lambda: TransformerBlock(10, 3), ValueError, "divisible by num_heads"),
         (lambda: TransformerBlock(8, 2, activation="tanh"), ValueError, "relu.*tanh"),
         (lambda: TransformerBlock(8, 2, activation=3), TypeError, "activation must be"),
