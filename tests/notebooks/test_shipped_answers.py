@@ -51,10 +51,11 @@ def candidates(tmp_path_factory):
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
-def test_no_shipped_function_answers_an_exercise(notebook, candidates, request):
+def test_no_shipped_function_answers_an_exercise(notebook, candidates, capsys):
     findings = leaks_in(REPO / "solutions" / notebook / f"{notebook}.ipynb", candidates)
     found = {(exercise, name) for exercise, names in findings.answers.items() for name in names}
-    _show(request, notebook, findings, found)
+    with capsys.disabled():  # the table of leaks, whatever pytest captures
+        print(table(notebook, findings, found))
 
     assert not findings.solution_failed, (
         "the test cannot see a leak here: the solution's own function, run as the "
@@ -72,11 +73,9 @@ def test_no_shipped_function_answers_an_exercise(notebook, candidates, request):
         f"({exercise!r}, {name!r})" for exercise, name in gone)
 
 
-def _show(request, notebook: str, findings, found: set) -> None:
-    """Write the leaks found in ``notebook`` to the terminal, whatever pytest captures."""
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+def table(notebook: str, findings, found: set) -> str:
+    """The leaks found in ``notebook``, one line each, under a line that counts them."""
     lines = [f"\n{notebook}: {len(found)} leak(s), {findings.probes} runs of a test cell "
              f"in {findings.seconds:.0f} s"]
-    lines += [f"    {name} answers {exercise}" for exercise, name in sorted(found)]
-    if reporter is not None:
-        reporter.write_line("\n".join(lines))
+    return "\n".join(lines + [f"    {name} answers {exercise}"
+                              for exercise, name in sorted(found)])

@@ -3,8 +3,9 @@
 This file is sent to the notebook's kernel as source (:func:`tests.support.pasted.Probe`
 runs it in a module of its own there, ``__probe``), so it imports only what the kernel has.
 :func:`run` binds the exercise's name to the candidate, as a student who pasted it into
-the answer cell would, runs the test cell's whole source (visible and hidden tests) with
-the guards off, and puts the solution's function back, whatever happened::
+the answer cell would, runs the test cell's whole source (visible and hidden tests), and
+puts the solution's function back, whatever happened; :func:`switch_guards_off` has
+switched the guards off as the kernel started::
 
     __probe.run(globals(), "count_pairs", "course_utils.tokens.bpe", "count_pairs", False,
                 test_source, 20.0)
@@ -13,12 +14,12 @@ The cell raises what the test raised; the values the hidden tests reported (unde
 ``NBGRADER_EXECUTION=autograde``) are its display outputs, for the grader's comparison.
 """
 
-import contextlib
 import importlib
 import signal
 
 SOLUTION = "<solution>"  # the candidate that is the solution's own function
 STUCK = "<stuck>"  # a wrong candidate: the solution's first answer, whatever the inputs
+IMPORTING = "<frozen importlib"  # the code file of the import system's frames
 
 
 # {class: its instance built without arguments}, shared by the methods tried on one exercise
@@ -41,8 +42,7 @@ def run(namespace: dict, exercise: str, module: str, qualname: str, built: bool,
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         namespace[exercise] = candidate(module, qualname, built, solution)
-        with guards_off():
-            exec(compile(test_source, f"<test_{exercise}>", "exec"), namespace)  # noqa: S102
+        exec(compile(test_source, f"<test_{exercise}>", "exec"), namespace)  # noqa: S102
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -80,14 +80,13 @@ def stuck(function):
     return call
 
 
-@contextlib.contextmanager
-def guards_off():
-    """The test cell's checks call the candidate unguarded: no allowlist, no twin refused,
-    no rule, no cost check, no leftovers check; it still gets copies of the inputs, and what
-    it returns is made plain for the checks and the reports (``checks.guards.copies``,
-    ``checks.guards.plain``), as the grader needs. The leftovers' baseline is recorded
-    again with the guards off and again with them back (outside a grading kernel, which
-    seals it, a new one may be recorded), so that neither counts as something left behind."""
+def switch_guards_off() -> None:
+    """From now on the test cells' checks call the answer unguarded: no allowlist, no twin
+    refused, no rule, no cost check, no leftovers check; it still gets copies of the inputs,
+    and what it returns is made plain for the checks and the reports
+    (``checks.guards.copies``, ``checks.guards.plain``), as the grader needs. Run before the
+    notebook's first cell; the leftovers' baseline is recorded again (outside a grading
+    kernel, which seals it, a new one may be), so the switch is not taken for a patch."""
     from course_utils.checks.guards import record_baseline
     from course_utils.checks.guards.copies import fresh
     from course_utils.checks.guards.plain import plain
@@ -99,15 +98,16 @@ def guards_off():
 
         return call
 
-    guarded = checking.own_work
     checking.own_work = unguarded
-    record_baseline()  # a check the candidate calls must not take this for a patch
-    try:
-        yield
-    finally:
-        checking.own_work = guarded
-        record_baseline()
+    record_baseline()
 
 
-def _out_of_time(*_):
+def _out_of_time(_, frame):
+    """Stop the candidate, unless it is importing a module: a module stopped half-way
+    through its import would break every later import of it (then, a moment later)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(IMPORTING):
+            signal.setitimer(signal.ITIMER_REAL, 0.1)
+            return
+        frame = frame.f_back
     raise OutOfTime("the candidate ran past its time limit")

@@ -6,13 +6,14 @@ calls, into an exercise's answer cell. :func:`leaks_in` finds, for one notebook,
 
 1. the solution notebook runs once, top to bottom, in a kernel started as nbgrader's
    autograde starts it (``NBGRADER_EXECUTION=autograde``: hidden tests report their
-   values as display outputs, ``course_utils.checks.guards.report``), with the allowlist
-   off (``COURSE_ALLOWLIST=off``) and under the student id nbval uses;
+   values as display outputs, ``course_utils.checks.guards.report``), under the student id
+   nbval uses, with the guards off from its start (``COURSE_ALLOWLIST=off``, and
+   ``in_kernel.switch_guards_off`` before the notebook's first cell: no twin refused);
 2. right after each code exercise's test cell, for each candidate that fits the
    exercise's signature (``shipped_functions.fits``), one cell binds the exercise's name
    to the candidate, runs the test cell's whole source from the solutions (visible and
-   hidden tests) with the guards off and within a time limit, and puts the solution's
-   function back (``in_kernel.run``);
+   hidden tests) within a time limit, and puts the solution's function back
+   (``in_kernel.run``);
 3. the candidate answers the exercise when that cell scores as the grader scores a test
    cell: nothing raised in the kernel, and every reported value equal to the stored answer
    (``grader.scoring.outside.CompareOutside`` on the cell, with ``grading/answers/``).
@@ -100,13 +101,17 @@ class Probe:
     def __init__(self, path: Path):
         self.path = path
         self.notebook = nbformat.read(path, as_version=4)
+        # nbclient keeps each cell it runs at its index: the probes' cells go to a last,
+        # scratch, place, so the notebook's own cells stay as they are
+        running = copy.deepcopy(self.notebook)
+        running.cells.append(nbformat.v4.new_code_cell())
+        self.scratch = len(running.cells) - 1
         manager = AsyncKernelManager(kernel_name="python3",
                                      client_class="grader.running.kernel_client.KernelClient")
-        self.client = NotebookClient(self.notebook, km=manager, timeout=CELL_TIMEOUT,
+        self.client = NotebookClient(running, km=manager, timeout=CELL_TIMEOUT,
                                      resources={"metadata": {"path": str(path.parent)}})
 
-    def run(self, exercise: Exercise, index: int, candidate: Candidate,
-            limit: float) -> NotebookNode:
+    def run(self, exercise: Exercise, candidate: Candidate, limit: float) -> NotebookNode:
         """The test cell of ``exercise`` as it ran on ``candidate``: its outputs, an error
         among them when it raised."""
         cell = copy.deepcopy(exercise.test_cell)
@@ -114,31 +119,32 @@ class Probe:
                        f"{candidate.qualname!r}, {candidate.built!r}, "
                        f"{exercise.test_cell.source!r}, {limit!r})")
         try:
-            self.client.execute_cell(cell, index, store_history=False)
+            self.client.execute_cell(cell, self.scratch, store_history=False)
         except CellExecutionError:
             pass  # the error is among the cell's outputs
         return cell
 
     def cell(self, index: int) -> None:
         """Run the notebook's cell ``index`` (it must not fail)."""
-        self.client.execute_cell(self.notebook.cells[index], index)
+        self.client.execute_cell(self.client.nb.cells[index], index)
 
     def start(self) -> None:
-        """Load ``in_kernel`` into the kernel as the module ``__probe``, and have failures
-        shown in one line (IPython's full tracebacks take longer than most probes)."""
+        """Load ``in_kernel`` into the kernel as the module ``__probe``, switch the guards
+        off, and have failures shown in one line (IPython's full tracebacks take longer
+        than most probes)."""
         source = Path(in_kernel.__file__).read_text()
         loader = nbformat.v4.new_code_cell(
             f"__probe = __import__('types').ModuleType('__probe')\n"
             f"exec(compile({source!r}, {in_kernel.__file__!r}, 'exec'), __probe.__dict__)\n"
+            "__probe.switch_guards_off()\n"
             "get_ipython().run_line_magic('xmode', 'Minimal')")
-        self.client.execute_cell(loader, 0, store_history=False)
+        self.client.execute_cell(loader, self.scratch, store_history=False)
 
 
-def answers(probe: Probe, exercise: Exercise, index: int, candidate: Candidate,
-            limit: float) -> str:
+def answers(probe: Probe, exercise: Exercise, candidate: Candidate, limit: float) -> str:
     """"" when ``candidate`` scores on ``exercise`` as the grader decides it (in the kernel,
     then outside it), else why not (the cell's first error)."""
-    cell = probe.run(exercise, index, candidate, limit)
+    cell = probe.run(exercise, candidate, limit)
     assignment = probe.path.stem
     graded = nbformat.v4.new_notebook(cells=[cell])
     CompareOutside(answers_directory=str(REPO / "grading" / "answers")).preprocess(
@@ -165,16 +171,16 @@ def leaks_in(path: Path, candidates: list[Candidate]) -> Findings:
                 continue
             exercise = exercises[index]
             begun = time.monotonic()
-            why = answers(probe, exercise, index, SOLUTION, CELL_TIMEOUT)
+            why = answers(probe, exercise, SOLUTION, CELL_TIMEOUT)
             limit = max(FLOOR, SLOWER * (time.monotonic() - begun))
             if why:
                 findings.solution_failed[exercise.name] = why
-            if not answers(probe, exercise, index, STUCK, limit):
+            if not answers(probe, exercise, STUCK, limit):
                 findings.stuck_passed.append(exercise.name)
             fitting = [c for c in candidates if c.fits(exercise.required)]
             findings.answers[exercise.name] = [
-                c.name for c in fitting if not answers(probe, exercise, index, c, limit)]
-            why = answers(probe, exercise, index, SOLUTION, CELL_TIMEOUT)
+                c.name for c in fitting if not answers(probe, exercise, c, limit)]
+            why = answers(probe, exercise, SOLUTION, CELL_TIMEOUT)
             if why:
                 findings.solution_failed[exercise.name] = f"after the candidates: {why}"
             findings.probes += 3 + len(fitting)

@@ -18,10 +18,13 @@ What it skips, and why (:func:`shipped_candidates` returns them, each with its r
 * classes themselves: building an object answers no exercise (each asks for a value);
 * what a module imports from elsewhere (torch, NumPy, its sibling modules): listed where
   it is defined, or not shipped;
-* a module's name bound to a closure (``answer_cells._remember_refusal``,
-  ``leftovers.record_baseline``): the guards keep their state in such closures, so a
-  paste brings the code without the state it closes over, and a call changes what every
-  later test sees (a refusal remembered fails them all); none computes a value.
+* the modules of the guards and of the grading kernel (``course_utils.checks.guards``,
+  ``course_utils.grading_kernel``, ``course_utils.switches``: :data:`MACHINERY`): they act
+  on the interpreter, not on an exercise's values (import hooks, function modes, the
+  leftovers' baseline, the refusals an answer cell caught), and called with an
+  exercise's inputs they change what every later test in the kernel sees (an import hook
+  left behind breaks the notebook's next import); ``tests/notebooks/test_shipped_answers``
+  checks that no twin of an exercise is among them.
 
 A candidate *fits* an exercise when it can be called with as many positional arguments as
 the exercise's function requires (:func:`fits`): the same number of required parameters,
@@ -37,8 +40,11 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Candidate", "Skipped", "fits", "required_positional", "same_tree",
-           "shipped_candidates"]
+__all__ = ["MACHINERY", "Candidate", "Skipped", "fits", "machinery", "required_positional",
+           "same_tree", "shipped_candidates"]
+
+MACHINERY = ("course_utils.checks.guards", "course_utils.grading_kernel",
+             "course_utils.switches")
 
 
 @dataclass(frozen=True)
@@ -79,20 +85,23 @@ def shipped_candidates(package: str = "course_utils") -> tuple[list[Candidate], 
                         pkgutil.walk_packages(root.__path__, f"{package}.")]
     candidates, skipped = [], []
     for module in modules:
+        if machinery(module.__name__):
+            skipped.append(Skipped(module.__name__, "the guards' or the grading kernel's"))
+            continue
         for name, value in vars(module).items():
             if isinstance(value, type) and value.__module__ == module.__name__:
                 found, left = _of_class(module.__name__, value)
                 candidates += found
                 skipped += left
-            elif not _defined_function(value, module.__name__):
-                continue
-            elif "<locals>" in inspect.unwrap(value).__qualname__:
-                skipped.append(Skipped(f"{module.__name__}.{name}",
-                                       "a closure over the guards' state"))
-            else:
+            elif _defined_function(value, module.__name__):
                 candidates.append(Candidate(module.__name__, name,
                                             signature=_signature(value)))
     return candidates, skipped
+
+
+def machinery(module: str) -> bool:
+    """Whether ``module`` is part of :data:`MACHINERY` (skipped: see the module's docstring)."""
+    return any(module == name or module.startswith(f"{name}.") for name in MACHINERY)
 
 
 def _defined_function(value, module: str) -> bool:
