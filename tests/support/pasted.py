@@ -167,23 +167,26 @@ def leaks_in(path: Path, candidates: list[Candidate]) -> Findings:
         probe.start()
         for index in range(len(probe.notebook.cells)):
             probe.cell(index)
-            if index not in exercises:
-                continue
-            exercise = exercises[index]
-            begun = time.monotonic()
-            why = answers(probe, exercise, SOLUTION, CELL_TIMEOUT)
-            limit = max(FLOOR, SLOWER * (time.monotonic() - begun))
-            if why:
-                findings.solution_failed[exercise.name] = why
-            if not answers(probe, exercise, STUCK, limit):
-                findings.stuck_passed.append(exercise.name)
-            fitting = [c for c in candidates if c.fits(exercise.required)]
-            findings.answers[exercise.name] = [
-                c.name for c in fitting if not answers(probe, exercise, c, limit)]
-            why = answers(probe, exercise, SOLUTION, CELL_TIMEOUT)
-            if why:
-                findings.solution_failed[exercise.name] = f"after the candidates: {why}"
-            findings.probes += 3 + len(fitting)
+            if index in exercises:
+                try_each(probe, exercises[index], candidates, findings)
     findings.seconds = time.monotonic() - started
     return findings
 
+
+def try_each(probe: Probe, exercise: Exercise, candidates: list[Candidate],
+             findings: Findings) -> None:
+    """Run ``exercise``'s test cell on the solution, on the wrong control, on each fitting
+    candidate and on the solution again, and note in ``findings`` what answered it."""
+    begun = time.monotonic()
+    failed = [answers(probe, exercise, SOLUTION, CELL_TIMEOUT)]
+    limit = max(FLOOR, SLOWER * (time.monotonic() - begun))
+    if not answers(probe, exercise, STUCK, limit):
+        findings.stuck_passed.append(exercise.name)
+    fitting = [c for c in candidates if c.fits(exercise.required)]
+    findings.answers[exercise.name] = [
+        c.name for c in fitting if not answers(probe, exercise, c, limit)]
+    after = answers(probe, exercise, SOLUTION, CELL_TIMEOUT)
+    failed.append(after and f"after the candidates: {after}")
+    if any(failed):  # the first failure is the one to read
+        findings.solution_failed[exercise.name] = next(why for why in failed if why)
+    findings.probes += 3 + len(fitting)
