@@ -87,7 +87,7 @@ docs: $(DEV)
 # Every solution notebook top to bottom under nbval, its `# NBVAL_CHECK_OUTPUT` cells
 # compared with their committed outputs (about 3 minutes on 2 cores; docs/development.md);
 # then every function students receive pasted into each exercise it fits, which must fail
-# its tests (tests/notebooks/test_shipped_answers.py, about N minutes).
+# its tests (tests/notebooks/test_shipped_answers.py, about 6 minutes).
 test-notebooks: $(DEV)
 	$(BIN)/python -m pytest solutions tests/notebooks/test_shipped_answers.py
 
