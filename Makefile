@@ -85,9 +85,11 @@ docs: $(DEV)
 	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 
 # Every solution notebook top to bottom under nbval, its `# NBVAL_CHECK_OUTPUT` cells
-# compared with their committed outputs (about 3 minutes on 2 cores; docs/development.md).
+# compared with their committed outputs (about 3 minutes on 2 cores; docs/development.md);
+# then every function students receive pasted into each exercise it fits, which must fail
+# its tests (tests/notebooks/test_shipped_answers.py, about 6 minutes).
 test-notebooks: $(DEV)
-	$(BIN)/python -m pytest solutions
+	$(BIN)/python -m pytest solutions tests/notebooks/test_shipped_answers.py
 
 # The class round trip (tests/notebooks/test_grading.py; docs/development.md): every grading case of every notebook handed in
 # and graded as a TA grades, through nbgrader and the sandboxed worker (about 18 minutes on

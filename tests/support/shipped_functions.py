@@ -1,0 +1,189 @@
+"""Every function and method of the ``course_utils`` students receive, as a candidate answer.
+
+:func:`shipped_candidates` lists, for each module of the package:
+
+* its module-level functions, private ones too, and what decorators made of them
+  (``functools.cache``, ``@checked_plainly``): a student can paste any of them;
+* the static and class methods of each class it defines, called on the class;
+* the methods of each class it defines that can be built without arguments, called on an
+  instance built so (``BytePairTokenizer().encode``).
+
+What it skips, and why (:func:`shipped_candidates` returns them, each with its reason):
+
+* the methods of a class that needs arguments to be built: no call of the exercise's
+  inputs reaches them without an instance, and the instance is no input of the test;
+* special methods (``__init__``, ``__repr__``, ``__call__``...): the object's protocol,
+  reached through the class or its instances, never called as an exercise's function;
+* properties: they take no argument;
+* classes themselves: building an object answers no exercise (each asks for a value);
+* what a module imports from elsewhere (torch, NumPy, its sibling modules): listed where
+  it is defined, or not shipped;
+* the modules of the guards and of the grading kernel (``course_utils.checks.guards``,
+  ``course_utils.grading_kernel``, ``course_utils.switches``: :data:`MACHINERY`): they act
+  on the interpreter, not on an exercise's values (import hooks, function modes, the
+  leftovers' baseline, the refusals an answer cell caught), and called with an
+  exercise's inputs they change what every later test in the kernel sees (an import hook
+  left behind breaks the notebook's next import); ``tests/notebooks/test_shipped_answers``
+  checks that no twin of an exercise is among them.
+
+A candidate *fits* an exercise when it can be called with as many positional arguments as
+the exercise's function requires (:func:`fits`): the same number of required parameters,
+extra ones with defaults, or fewer required ones and more with defaults, or ``*args``.
+"""
+
+import ast
+import filecmp
+import importlib
+import inspect
+import pkgutil
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["MACHINERY", "Candidate", "Skipped", "fits", "machinery", "required_positional",
+           "same_tree", "shipped_candidates"]
+
+MACHINERY = ("course_utils.checks.guards", "course_utils.grading_kernel",
+             "course_utils.switches")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A function students receive: ``module.qualname``, called on an instance of its class
+    built without arguments when ``built``."""
+
+    module: str
+    qualname: str
+    built: bool = False
+    signature: inspect.Signature | None = None
+
+    @property
+    def name(self) -> str:
+        """``course_utils.tokens.bpe.count_pairs``, ``....BytePairTokenizer().encode``."""
+        owner, _, attribute = self.qualname.rpartition(".")
+        if self.built:
+            return f"{self.module}.{owner}().{attribute}"
+        return f"{self.module}.{self.qualname}"
+
+    def fits(self, required: int) -> bool:
+        """Whether it can be called with ``required`` positional arguments."""
+        return fits(self.signature, required)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something of the package that is no candidate, and why."""
+
+    name: str
+    why: str
+
+
+def shipped_candidates(package: str = "course_utils") -> tuple[list[Candidate], list[Skipped]]:
+    """(candidates, skipped) of every module of ``package`` (imported from this environment)."""
+    root = importlib.import_module(package)
+    modules = [root] + [importlib.import_module(info.name) for info in
+                        pkgutil.walk_packages(root.__path__, f"{package}.")]
+    candidates, skipped = [], []
+    for module in modules:
+        if machinery(module.__name__):
+            skipped.append(Skipped(module.__name__, "the guards' or the grading kernel's"))
+            continue
+        for name, value in vars(module).items():
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                found, left = _of_class(module.__name__, value)
+                candidates += found
+                skipped += left
+            elif _defined_function(value, module.__name__):
+                candidates.append(Candidate(module.__name__, name,
+                                            signature=_signature(value)))
+    return candidates, skipped
+
+
+def machinery(module: str) -> bool:
+    """Whether ``module`` is part of :data:`MACHINERY` (skipped: see the module's docstring)."""
+    return any(module == name or module.startswith(f"{name}.") for name in MACHINERY)
+
+
+def _defined_function(value, module: str) -> bool:
+    """Whether ``value`` is a function ``module`` defines (decorated or not)."""
+    if isinstance(value, type) or not callable(value):
+        return False
+    function = inspect.unwrap(value)
+    return isinstance(function, types.FunctionType) and function.__module__ == module
+
+
+def _of_class(module: str, cls: type) -> tuple[list[Candidate], list[Skipped]]:
+    """The candidates and the skipped methods of ``cls``, its own methods only."""
+    buildable = _buildable(cls)
+    candidates, skipped = [], []
+    for name, attribute in vars(cls).items():
+        qualname = f"{cls.__qualname__}.{name}"
+        where = f"{module}.{qualname}"
+        if isinstance(attribute, (staticmethod, classmethod)):
+            candidates.append(Candidate(module, qualname,
+                                        signature=_signature(getattr(cls, name))))
+        elif isinstance(attribute, property):
+            skipped.append(Skipped(where, "a property: it takes no argument"))
+        elif not isinstance(attribute, types.FunctionType):
+            continue
+        elif name.startswith("__") and name.endswith("__"):
+            skipped.append(Skipped(where, "a special method: the object's protocol"))
+        elif not buildable:
+            skipped.append(Skipped(where, f"{cls.__name__} needs arguments to be built"))
+        else:
+            signature = _signature(attribute)
+            if signature is not None:
+                signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+            candidates.append(Candidate(module, qualname, built=True, signature=signature))
+    return candidates, skipped
+
+
+def _buildable(cls: type) -> bool:
+    """Whether ``cls()`` needs no argument (by its signature: nothing is built here)."""
+    signature = _signature(cls)
+    return signature is not None and fits(signature, 0)
+
+
+def _signature(value) -> inspect.Signature | None:
+    try:
+        return inspect.signature(value)
+    except (TypeError, ValueError):  # a builtin without a signature: callable with none known
+        return None
+
+
+def fits(signature: inspect.Signature | None, required: int) -> bool:
+    """Whether a callable of ``signature`` takes ``required`` positional arguments."""
+    if signature is None:
+        return False
+    try:
+        signature.bind(*range(required))
+    except TypeError:
+        return False
+    return True
+
+
+def required_positional(answer_cell: str, name: str) -> int | None:
+    """How many positional arguments the function ``name`` of ``answer_cell`` (its source)
+    requires; None when the cell defines no such function (a value exercise)."""
+    for node in ast.parse(answer_cell).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            positional = node.args.posonlyargs + node.args.args
+            return len(positional) - len(node.args.defaults)
+    return None
+
+
+def same_tree(one: Path, other: Path) -> list[str]:
+    """The files (relative paths) that differ between the folders ``one`` and ``other``,
+    or are in one of them only; ``__pycache__`` folders left out."""
+    comparison = filecmp.dircmp(one, other, ignore=["__pycache__"])
+    return sorted(_differences(comparison, Path()))
+
+
+def _differences(comparison: filecmp.dircmp, where: Path) -> list[str]:
+    _, mismatch, errors = filecmp.cmpfiles(comparison.left, comparison.right,
+                                           comparison.common_files, shallow=False)
+    found = [str(where / name) for name in
+             (*comparison.left_only, *comparison.right_only, *mismatch, *errors)]
+    for name, sub in comparison.subdirs.items():
+        found += _differences(sub, where / name)
+    return found
