@@ -14,7 +14,10 @@ record's ``check``, which names the likely mistake), and says so in one line::
 
     ✓ attention_update(E, S, W_Q, W_K_source, W_V_source) passed
 
-A failure shows the check's message first, without the checks' own frames. ``grade``
+A visible test whose expected value is plain data anyone may read (06's ``is_causal``: the
+causal block is causal) states it, ``check("is_causal", f, x, expected=True)``: the check
+gets it, the student's function does not. A failure shows the check's message first,
+without the checks' own frames. ``grade``
 calls the function the same way and only reports what it returned: the grader compares it,
 in its own process, with the stored answer (``grader.scoring.outside``); no expected value of
 a hidden test is ever in the notebook. A hidden test makes its own inputs (seeded), never
@@ -34,8 +37,12 @@ class TestFailed(AssertionError):
     """A visible test failed: its message names the call and the likely mistake."""
 
 
-def check(exercise: str, *inputs, **keyword_inputs) -> None:
-    """Run ``exercise``'s function on ``inputs`` and check the result (a visible test)."""
+_NOT_STATED = object()
+
+
+def check(exercise: str, *inputs, expected=_NOT_STATED, **keyword_inputs) -> None:
+    """Run ``exercise``'s function on ``inputs`` and check the result (a visible test), against
+    ``expected`` where the test states it."""
     __tracebackhide__ = True
     record = record_of(exercise)
     if not record.check:
@@ -45,8 +52,9 @@ def check(exercise: str, *inputs, **keyword_inputs) -> None:
     label = _call_label(exercise, caller, inputs, keyword_inputs)
     result = own_work(_answer(exercise, caller.f_globals), exercise,
                       caller.f_globals)(*inputs, **keyword_inputs)
+    stated = {} if expected is _NOT_STATED else {"expected": expected}
     try:
-        check_named(record.check)(result, *inputs, name=label, **keyword_inputs)
+        check_named(record.check)(result, *inputs, name=label, **stated, **keyword_inputs)
     except AssertionError as failure:
         raise TestFailed(str(failure)) from None
     print(f"✓ {label} passed")
