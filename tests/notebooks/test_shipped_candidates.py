@@ -27,7 +27,7 @@ def test_functions_private_ones_and_methods_of_built_instances_are_candidates(sh
     candidates, _ = shipped
     assert "course_utils.tokens.bpe.count_pairs" in candidates
     assert "course_utils.checks.embeddings._cosines" in candidates  # private, of the checks
-    assert "course_utils.models.random_features.RandomFourierFeatures()._features" in candidates
+    assert "course_utils.models.minilm.MiniLMEncoder().embed" in candidates  # built bare
 
 
 def test_what_is_skipped_says_why(shipped):
