@@ -22,7 +22,9 @@ A test cell holds its visible tests, then ``### BEGIN HIDDEN TESTS``; Python run
 to bottom, so where it failed tells which part failed: the last line of the cell in its
 traceback (``Cell In[12], line 3``). Before the hidden region, the visible tests failed,
 with their message; in it, the visible tests passed, and the hidden ones' result waits
-for the due date. A cell that fails without saying where (its traceback hidden, a time
+for the due date; so is a cell that fails only on the grader's comparison of the values its
+hidden tests reported (``OutsideCheck``, :mod:`grader.scoring.outside`: the visible tests
+report none). A cell that fails without saying where (its traceback hidden, a time
 limit, output on stderr) is "after the due date" as a whole, and so is the score of every
 cell with hidden tests that the visible tests do not decide.
 """
@@ -38,6 +40,7 @@ from nbgrader.preprocessors import ClearHiddenTests
 
 from grader.cells import errors, marks
 from grader.course import Course
+from grader.scoring.outside import OUTSIDE
 
 MODES = ("visible", "all", "none")
 DEFAULT_MODE = "visible"
@@ -124,6 +127,8 @@ def _test_result(name, source, score, points, errors) -> CellResult:
         return CellResult(name, points, "passed" if full else "failed", score,
                           message(errors[0]) if errors else "")
     line = failed_at(errors[0]) if errors else None
+    if errors and errors[0].get("ename") == OUTSIDE:  # the hidden tests' values, compared
+        line = hidden
     if not full and line is not None and line < hidden:
         return CellResult(name, points, "visible tests failed", score, message(errors[0]))
     if full or line is not None:

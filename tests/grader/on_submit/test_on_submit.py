@@ -255,13 +255,17 @@ def test_a_cell_with_hidden_tests_shows_its_visible_part_only():
         graded_test_cell("hidden_fails", source, error("the hidden test's secret", traceback(4))),
         graded_test_cell("passes", source),
         graded_test_cell("untold", source, error("failed, no traceback", ["HiddenFailure: ..."])),
+        graded_test_cell("outside", source, {"ename": "OutsideCheck",  # the grader's verdict
+                                             "evalue": "check 2 of 2 got a value that differs",
+                                             "traceback": ["OutsideCheck: check 2 of 2 ..."]}),
         graded_test_cell("no_hidden", "check(1)", error("plain message", traceback(1))),
         graded_test_cell("no_hidden_passes", "check(1)"),
         new_markdown_cell("Because.", metadata={"nbgrader": {"grade": True, "solution": True,
                                                              "grade_id": "written"}}),
     ])
     scores = {"visible_fails": (0, 2, False), "hidden_fails": (0, 2, False),
-              "passes": (2, 2, False), "untold": (0, 2, False), "no_hidden": (0, 1, False),
+              "passes": (2, 2, False), "untold": (0, 2, False), "outside": (0, 2, False),
+              "no_hidden": (0, 1, False),
               "no_hidden_passes": (1, 1, False), "written": (0, 3, True)}
     shown = {cell.name: (cell.result, cell.shown_score, cell.message)
              for cell in cell_results(notebook, scores)}
@@ -271,6 +275,7 @@ def test_a_cell_with_hidden_tests_shows_its_visible_part_only():
         "hidden_fails": (hidden_part, "? / 2", ""),
         "passes": (hidden_part, "? / 2", ""),
         "untold": ("after the due date", "? / 2", ""),
+        "outside": (hidden_part, "? / 2", ""),
         "no_hidden": ("failed", "0 / 1", "AssertionError: plain message"),
         "no_hidden_passes": ("passed", "1 / 1", ""),
         "written": ("graded by the course staff", "? / 3", ""),
@@ -282,7 +287,8 @@ def test_a_cell_with_hidden_tests_shows_its_visible_part_only():
     assert "visible says why" in text and "plain message" in text
     assert "Early feedback on ada's submission of 2026-06-01 12:00:00 UTC" in text
     assert "after the due date, 2026-06-02 12:00 UTC" in text
-    assert "Points so far: 1 of the 4 these results decide (13 in all)" in text
+    assert "check 2 of 2" not in text
+    assert "Points so far: 1 of the 4 these results decide (15 in all)" in text
 
 
 def text_of(page: str) -> str:
