@@ -1,18 +1,26 @@
 """Diagnostic checks for the BPE notebook's test cells.
 
-Each check computes the expected answer with the reference in :mod:`course_utils.tokens.bpe` (or
-takes tiktoken's, for GPT-4's tokenizer) and, when the student's answer differs, recomputes
-the answers of the usual mistakes (pairs counted across word boundaries, only the first
-occurrence merged, ties broken another way, greedy longest match instead of the merges in
-order, the leftmost mergeable pair instead of the lowest rank, special tokens not cut out,
-no pre-tokenizer, ids from another table) to name the one that was made.
+The expected values come from libraries, from the values a visible test states, or from
+properties, never from the exercises' algorithms written again:
+
+* pair counts: the stated counts, and what the counts must add up to, token by token
+  (``collections.Counter`` of the tokens that stand before, and after, another token);
+* a merge and the segmenter: Hugging Face ``tokenizers``' BPE model given the merges,
+  which applies them by rank to the tokens of each word;
+* the vocabulary: the stated V, and what V must hold (the characters, then k tokens each
+  the concatenation of two tokens before it);
+* one chunk and the whole encoder: ``tiktoken``'s encoder of the ranks given.
+
+A mistake is named by the same library on other inputs (a word without ``"_"``,
+WordPiece's greedy longest match, tiktoken told to read special tokens as text or with no
+pre-tokenizer, GPT-4's own ranks) or by a property of the answer.
 """
 
 from collections import Counter
 
-import regex
+from tokenizers import models
 
-from course_utils.tokens import bpe, byte_merges, cl100k, pre_tokenizer
+from course_utils.tokens import bpe, cl100k, pre_tokenizer
 
 from .guards import checked_plainly
 
@@ -21,11 +29,11 @@ __all__ = [
     "check_merged_corpus",
     "check_bpe_vocabulary",
     "check_segmentation",
-    "check_chunk_tokens",
-    "check_encoding",
     "check_merge_chunk",
     "check_encode",
 ]
+
+WHOLE = r"[\s\S]+"  # a pre-tokenizer that keeps each stretch of text whole: none at all
 
 
 def _fail(name: str, message: str):
@@ -45,156 +53,216 @@ def _show(mapping: dict, limit: int = 4) -> str:
     return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in items) + more + "}"
 
 
-def _differences(actual: dict, expected: dict) -> str:
-    wrong = {k: actual.get(k) for k in expected if actual.get(k) != expected[k]}
-    extra = {k: v for k, v in actual.items() if k not in expected}
-    parts = []
-    if wrong:
-        shown = ", ".join(
-            f"{k!r}: {wrong[k]!r} (expected {expected[k]!r})" for k in list(wrong)[:3]
-        )
-        parts.append(f"wrong or missing: {shown}")
-    if extra:
-        parts.append(f"should not be there: {_show(extra, 3)}")
-    return "; ".join(parts)
+# -- count_pairs: what the counts add up to -------------------------------------------------
+
+
+def _sides(words) -> tuple[Counter, Counter]:
+    """How often each token stands before another token, and after one, in ``words``
+    ((word, count) pairs)."""
+    before, after = Counter(), Counter()
+    for word, count in words:
+        for token in word[:-1]:
+            before[token] += count
+        for token in word[1:]:
+            after[token] += count
+    return before, after
+
+
+def _sides_of_counts(pairs: dict) -> tuple[Counter, Counter]:
+    before, after = Counter(), Counter()
+    for (t_left, t_right), count in pairs.items():
+        before[t_left] += count
+        after[t_right] += count
+    return before, after
 
 
 @checked_plainly
-def check_pair_counts(actual, corpus: dict, name: str = "count_pairs(C)") -> None:
-    """Fail unless ``actual`` maps each adjacent pair inside the words of C to its count."""
+def check_pair_counts(actual, corpus: dict, expected=None, name: str = "count_pairs(C)") -> None:
+    """Fail unless ``actual`` counts the pairs inside the words of C: the counts the test
+    states (``expected``, some pairs), and for each token as many pairs starting (ending)
+    with it as it stands before (after) another token inside a word, counted with the word."""
     _require(actual, dict, name, "a dict {(t_L, t_R): count}")
-    expected = bpe.count_pairs(corpus)
-    if dict(actual) == expected:
-        return
-    running = [token for word, count in corpus.items() for _ in range(count) for token in word]
-    if dict(actual) == dict(Counter(zip(running, running[1:], strict=False))):
-        _fail(name, "you counted pairs across word boundaries; count pairs inside each word only")
-    if dict(actual) == dict(
-        Counter(pair for word in corpus for pair in zip(word, word[1:], strict=False))
-    ):
-        _fail(name, "a word that occurs n times contributes each of its pairs n times")
-    _fail(name, _differences(dict(actual), expected))
+    actual = dict(actual)
+    if not all(isinstance(pair, tuple) and len(pair) == 2 for pair in actual):
+        _fail(name, "every key must be a pair (t_L, t_R), a tuple of two tokens")
+    sides = _sides_of_counts(actual)
+    if sides != _sides(corpus.items()):
+        stream = [token for word, count in corpus.items() for _ in range(count) for token in word]
+        if sides == _sides([(stream, 1)]):
+            _fail(name, "you counted pairs across word boundaries; count pairs inside each "
+                        "word only")
+        if sides == _sides((word, 1) for word in corpus):
+            _fail(name, "a word that occurs n times contributes each of its pairs n times")
+        before, _ = _sides(corpus.items())
+        token = next(t for t in before | sides[0] if before[t] != sides[0][t])
+        _fail(name, f"{token!r} stands before another token {before[token]} times inside the "
+                    f"words of C (each word counted as often as it occurs), but your pairs "
+                    f"that start with it add up to {sides[0][token]}")
+    for pair, count in (expected or {}).items():
+        if actual.get(pair) != count:
+            _fail(name, f"{pair!r} occurs {count} times; got {actual.get(pair)}")
+
+
+# -- merge_pair and segment_word: Hugging Face's BPE model ------------------------------------
+
+
+def _bpe_model(merges, symbols) -> models.BPE:
+    """Hugging Face's BPE model of ``merges`` (strings), whose vocabulary holds ``symbols``."""
+    vocabulary = {symbol: i for i, symbol in enumerate(dict.fromkeys(symbols))}
+    for t_left, t_right in merges:
+        for token in (t_left, t_right, t_left + t_right):
+            vocabulary.setdefault(token, len(vocabulary))
+    return models.BPE(vocab=vocabulary, merges=[tuple(pair) for pair in merges])
+
+
+def _merged_by_library(corpus: dict, pair: tuple) -> dict:
+    """C after the merge of ``pair``, each word's tokens merged by Hugging Face's BPE model.
+
+    The model reads a word as characters: each distinct token stands in as a character of
+    Unicode's private use area, and the merged ones are read back as t_L + t_R."""
+    stand_in = {}
+    for token in (*pair, *(token for word in corpus for token in word)):
+        stand_in.setdefault(token, chr(0xE000 + len(stand_in)))
+    back = {character: token for token, character in stand_in.items()}
+    t_left, t_right = pair
+    back[stand_in[t_left] + stand_in[t_right]] = t_left + t_right
+    model = _bpe_model([(stand_in[t_left], stand_in[t_right])], stand_in.values())
+    merged: dict = {}
+    for word, count in corpus.items():
+        pieces = model.tokenize("".join(stand_in[token] for token in word))
+        new_word = tuple(back[piece.value] for piece in pieces)
+        merged[new_word] = merged.get(new_word, 0) + count
+    return merged
 
 
 @checked_plainly
 def check_merged_corpus(actual, corpus: dict, pair: tuple, name: str = "merge_pair") -> None:
-    """Fail unless ``actual`` is C with every occurrence of ``pair`` replaced by t_L + t_R."""
+    """Fail unless ``actual`` is C with every occurrence of ``pair`` replaced by t_L + t_R, as
+    Hugging Face's BPE model merges it."""
     _require(actual, dict, name, "a dict {word (tuple of tokens): count}")
-    expected = bpe.merge_pair(corpus, pair)
+    expected = _merged_by_library(corpus, pair)
     if dict(actual) == expected:
         return
     t_left, t_right = pair
+    if any(token == pair or isinstance(token, tuple) for word in actual for token in word):
+        _fail(name, f"the new token is the string t_L + t_R = {t_left + t_right!r}, not a tuple")
     if any(pair in tuple(zip(word, word[1:], strict=False)) for word in actual):
         _fail(
             name,
             f"({t_left!r}, {t_right!r}) still occurs in {_show(actual, 2)}: replace EVERY "
             "occurrence in a word, left to right, not only the first",
         )
-    if any(token == pair or isinstance(token, tuple) for word in actual for token in word):
-        _fail(name, f"the new token is the string t_L + t_R = {t_left + t_right!r}, not a tuple")
-    _fail(name, _differences(dict(actual), expected))
+    if sum(actual.values()) != sum(corpus.values()):
+        _fail(name, f"C holds {sum(corpus.values())} words, counted with their counts; yours "
+                    f"{sum(actual.values())}: keep each word's count")
+    wrong = next((word for word in expected if actual.get(word) != expected[word]), None)
+    if wrong is not None:
+        _fail(name, f"{wrong!r} should occur {expected[wrong]} times; got {actual.get(wrong)}")
+    _fail(name, f"should not be there: {_show({k: v for k, v in actual.items() if k not in expected}, 3)}")
 
 
-def _vocabulary_with_ties(corpus: dict, k: int, pick) -> list:
-    """V when ``pick`` chooses among the equally frequent pairs (listed by first occurrence)."""
-    vocabulary = sorted({token for word in corpus for token in word})
-    for _ in range(k):
-        pairs = bpe.count_pairs(corpus)
-        if not pairs:
-            break
-        best = max(pairs.values())
-        t_left, t_right = pick([p for p, c in pairs.items() if c == best])
-        vocabulary.append(t_left + t_right)
-        corpus = bpe.merge_pair(corpus, (t_left, t_right))
-    return vocabulary
+def _segmented_by_library(word: str, merges: list) -> list:
+    """The tokens of ``word`` under Hugging Face's BPE model of ``merges``."""
+    return [piece.value for piece in _bpe_model(merges, word).tokenize(word)]
 
 
-@checked_plainly
-def check_bpe_vocabulary(actual, corpus: dict, k: int, name: str = "learn_vocabulary") -> None:
-    """Fail unless ``actual`` is V: the sorted characters of C, then the k new tokens in order."""
-    _require(actual, list, name, "a list: V, the characters then the new tokens")
-    expected = bpe.learn_bpe_naive(corpus, k)
-    if actual == expected.vocabulary:
-        return
-    characters = sorted({token for word in corpus for token in word})
-    new_tokens = expected.vocabulary[len(characters) :]
-    if actual == expected.merges:
-        _fail(name, "return V (the tokens t_NEW), not the merged pairs (t_L, t_R)")
-    if actual == new_tokens:
-        _fail(name, "V starts with all unique characters of C, then the new tokens follow")
-    if len(actual) != len(expected.vocabulary):
-        _fail(name, f"V should have {len(expected.vocabulary)} tokens; got {len(actual)}")
-    if sorted(actual[: len(characters)]) == characters and actual[: len(characters)] != characters:
-        _fail(name, "start V with the unique characters in sorted order")
-    if actual == _vocabulary_with_ties(corpus, k, min):
-        _fail(
-            name,
-            "among equally frequent pairs take the one that occurs FIRST in C, not the "
-            "alphabetically smallest: look at how your code chooses among tied pairs, and "
-            "at the order in which your pair counts list them (section 2's tie-break rule)",
-        )
-    if actual == _vocabulary_with_ties(corpus, k, lambda tied: tied[-1]):
-        _fail(
-            name,
-            "among equally frequent pairs you took the LAST one (a `>=` in the comparison?); "
-            "the rule is the pair that occurs first in C",
-        )
-    at = next(
-        i for i, (a, e) in enumerate(zip(actual, expected.vocabulary, strict=False)) if a != e
-    )
-    _fail(name, f"V[{at}] should be {expected.vocabulary[at]!r}; got {actual[at]!r}")
-
-
-def _greedy_longest_match(word: str, merges: list) -> list:
-    vocabulary = {t_left + t_right for t_left, t_right in merges} | set(word + bpe.END_OF_WORD)
-    text, tokens = word + bpe.END_OF_WORD, []
-    while text:
-        size = max(n for n in range(1, len(text) + 1) if text[:n] in vocabulary)
-        tokens.append(text[:size])
-        text = text[size:]
-    return tokens
+def _longest_match(word: str, merges: list) -> list:
+    """Hugging Face's WordPiece, greedy longest match from the left, over the tokens of
+    ``merges`` and the characters of ``word``: the segmenter's named mistake."""
+    vocabulary = {token: i for i, token in enumerate(
+        dict.fromkeys([*word, *(t_left + t_right for t_left, t_right in merges)]))}
+    model = models.WordPiece(vocabulary, unk_token=word[0], continuing_subword_prefix="",
+                             max_input_chars_per_word=len(word) + 1)
+    return [piece.value for piece in model.tokenize(word)]
 
 
 @checked_plainly
 def check_segmentation(actual, word: str, merges: list, name: str = "segment_word") -> None:
-    """Fail unless ``actual`` is ``word`` + ``_`` segmented by the merges in the order learned."""
+    """Fail unless ``actual`` is ``word`` + ``_`` segmented by the merges in the order learned,
+    as Hugging Face's BPE model given the merges segments it."""
     _require(actual, (list, tuple), name, "a list of tokens")
-    actual = list(actual)
-    expected = list(bpe.apply_merges((*word, bpe.END_OF_WORD), merges))
+    actual, merges = list(actual), [tuple(pair) for pair in merges]
+    end = bpe.END_OF_WORD
+    expected = _segmented_by_library(word + end, merges)
     if actual == expected:
         return
-    if actual == list(bpe.apply_merges(tuple(word), merges)):
-        _fail(name, f"add the end-of-word token {bpe.END_OF_WORD!r} before merging")
-    if actual == _greedy_longest_match(word, merges):
+    if actual == _segmented_by_library(word, merges):
+        _fail(name, f"add the end-of-word token {end!r} before merging")
+    if actual == _longest_match(word + end, merges):
         _fail(
             name,
             "you matched the longest known token from the left; the segmenter applies the "
             "learned MERGES, one after another in the order they were learned",
         )
-    if "".join(actual) != word + bpe.END_OF_WORD:
-        _fail(name, f"the tokens must join back to {word + bpe.END_OF_WORD!r}")
+    if "".join(map(str, actual)) != word + end:
+        _fail(name, f"the tokens must join back to {word + end!r}")
     _fail(name, f"expected {expected}; got {actual}")
 
 
-def _leftmost_first(piece: bytes, ranks: dict) -> list:
-    parts = [bytes([b]) for b in piece]
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(parts) - 1):
-            if parts[i] + parts[i + 1] in ranks:
-                parts[i : i + 2] = [parts[i] + parts[i + 1]]
-                merged = True
-                break
-    return parts
+# -- learn_vocabulary: the stated V and what V holds -----------------------------------------
 
 
 @checked_plainly
-def check_chunk_tokens(actual, piece: bytes, ranks: dict, expected, name="merge_chunk") -> None:
-    """Fail unless ``actual`` (a list of bytes) equals ``expected``, the tokens of ``piece``."""
+def check_bpe_vocabulary(actual, corpus: dict, k: int, expected=None,
+                         name: str = "learn_vocabulary") -> None:
+    """Fail unless ``actual`` is V: the sorted characters of C, then k new tokens, each the
+    concatenation of two tokens before it, and the V the test states (``expected``)."""
+    _require(actual, list, name, "a list: V, the characters then the new tokens")
+    characters = sorted({token for word in corpus for token in word})
+    if expected is not None and actual == list(expected):
+        return
+    new = list(expected)[len(characters):] if expected is not None else None
+    if actual and all(isinstance(t, tuple) and len(t) == 2 for t in actual):
+        _fail(name, "return V (the tokens t_NEW), not the merged pairs (t_L, t_R)")
+    if new is not None and actual == new:
+        _fail(name, "V starts with all unique characters of C, then the new tokens follow")
+    if len(actual) != len(characters) + k:
+        _fail(name, f"V should have {len(characters)} characters + {k} new tokens = "
+                    f"{len(characters) + k} tokens; got {len(actual)}")
+    first = actual[: len(characters)]
+    if first != characters:
+        if sorted(first) == characters:
+            _fail(name, "start V with the unique characters in sorted order")
+        _fail(name, f"V starts with the unique characters of C, {characters}")
+    for at in range(len(characters), len(actual)):
+        token, before = actual[at], set(actual[:at])
+        if not any(token[:i] in before and token[i:] in before for i in range(1, len(token))):
+            _fail(name, f"V[{at}] = {token!r} is not the concatenation t_L + t_R of two tokens "
+                        "already in V")
+    if new is not None:
+        at = next(i for i, (a, e) in enumerate(zip(actual, expected, strict=False)) if a != e)
+        _fail(
+            name,
+            f"V[{at}] should be {expected[at]!r}; got {actual[at]!r}: is the pair you merge the "
+            "most frequent one, and among equally frequent pairs the one that occurs FIRST in C "
+            "(section 2's tie-break rule)?",
+        )
+
+
+# -- merge_chunk and encode: tiktoken's encoder ----------------------------------------------
+
+
+def _encoder(ranks, special_tokens=None, pattern=pre_tokenizer.CL100K_PATTERN):
+    """tiktoken's encoder of these ranks (GPT-4's own, built once, where they are its)."""
+    import tiktoken
+
+    specials = dict(special_tokens or {})
+    if (ranks is cl100k.cl100k_ranks() and pattern == pre_tokenizer.CL100K_PATTERN
+            and specials == dict(cl100k.CL100K_SPECIAL_TOKENS)):
+        return cl100k.cl100k()
+    return tiktoken.Encoding("checked", pat_str=pattern, mergeable_ranks=dict(ranks),
+                             special_tokens=specials)
+
+
+@checked_plainly
+def check_merge_chunk(actual, piece: bytes, ranks, name="merge_chunk") -> None:
+    """Fail unless ``actual`` is the list of tokens (bytes) tiktoken cuts ``piece`` into with
+    these ranks (the pair of lowest rank merged first, the leftmost of equal ones)."""
     _require(actual, (list, tuple), name, "a list of tokens (bytes)")
     actual = list(actual)
-    if actual == list(expected):
+    encoder = _encoder(ranks, pattern=WHOLE)
+    expected = encoder.decode_tokens_bytes(encoder.encode_ordinary(piece.decode("utf-8")))
+    if actual == expected:
         return
     if actual and all(isinstance(token, int) for token in actual):
         _fail(name, "return the tokens as bytes (e.g. b' ant'), not their ids")
@@ -205,90 +273,35 @@ def check_chunk_tokens(actual, piece: bytes, ranks: dict, expected, name="merge_
             name,
             f"the tokens must join back to the chunk {piece!r}; they give {b''.join(actual)!r}",
         )
-    if actual == _leftmost_first(piece, ranks):
-        _fail(
-            name,
-            "you merged the leftmost pair that is in the ranks; merge the pair with the LOWEST "
-            "rank first (the rank is the order in which the merges were learned)",
-        )
-    _fail(name, f"expected {list(expected)}; got {actual}")
+    unknown = [token for token in actual if token not in ranks]
+    if unknown:
+        _fail(name, f"{unknown[0]!r} is not in the ranks: every token is one of them")
+    pairs = zip(actual, actual[1:], strict=False)
+    if any(t_left + t_right in ranks for t_left, t_right in pairs):
+        _fail(name, "two of your neighbouring tokens still make a token of the ranks: keep "
+                    "merging until no adjacent pair is in the ranks")
+    _fail(
+        name,
+        "the pairs were merged in another order: merge the pair with the LOWEST rank first "
+        "(the rank is the order in which the merges were learned), not the leftmost pair that "
+        f"is in the ranks; expected {expected}",
+    )
 
 
 @checked_plainly
-def check_merge_chunk(actual, piece: bytes, ranks, name="merge_chunk") -> None:
-    """Fail unless ``actual`` is the list of tokens (bytes) of ``piece``: the pair of lowest
-    rank merged first, the leftmost of equal ones (exercise 5's ``merge_chunk(piece, ranks)``)."""
-    check_chunk_tokens(actual, piece, ranks, byte_merges._byte_pair_merge(piece, ranks), name)
-
-
-def _model_encode(text: str, ranks, special_tokens, *, merge=None, chunks=None, specials="all"):
-    """The ids of ``text`` the way a student might compute them.
-
-    ``merge(piece, ranks)``: the tokens of one chunk (lowest rank first by default);
-    ``chunks(part)``: the pre-tokenizer (GPT-4's regex by default); ``specials``: ``"all"``
-    cuts every special token out, ``"endoftext"`` only ``<|endoftext|>``, ``"ordinary"``
-    reads them as text, ``"drop"`` cuts them out without an id.
-    """
-    merge = merge or byte_merges._byte_pair_merge
-    chunks = chunks or (lambda part: regex.findall(pre_tokenizer.CL100K_PATTERN, part))
-    cut = {"ordinary": [], "endoftext": ["<|endoftext|>"]}.get(specials, list(special_tokens))
-    cut = [s for s in cut if s in special_tokens]
-    parts = regex.split("(" + "|".join(map(regex.escape, cut)) + ")", text) if cut else [text]
-    ids = []
-    for n, part in enumerate(parts):
-        if n % 2:
-            ids += [] if specials == "drop" else [special_tokens[part]]
-        else:
-            for chunk in chunks(part):
-                ids += [ranks[token] for token in merge(chunk.encode("utf-8"), ranks)]
-    return ids
-
-
-@checked_plainly
-def check_encoding(actual, text: str, ranks, special_tokens, expected, name="encode") -> None:
-    """Fail unless ``actual`` equals ``expected``, tiktoken's ids of ``text`` with every
-    special token allowed (``encode(text, allowed_special="all")``)."""
+def check_encode(actual, text: str, ranks, special_tokens, name="encode") -> None:
+    """Fail unless ``actual`` is tiktoken's ``encode(text, allowed_special="all")`` with these
+    ranks and special tokens (exercise 6's ``encode(text, ranks, special_tokens)``)."""
     _require(actual, (list, tuple), name, "a list of ids (ints)")
-    actual, expected = list(actual), list(expected)
+    encoder = _encoder(ranks, special_tokens)
+    actual, expected = list(actual), encoder.encode(text, allowed_special="all")
     if actual == expected:
         return
     if actual and all(isinstance(i, (bytes, str)) for i in actual):
         _fail(name, "return the ids (ints, ranks[token]), not the tokens themselves")
     if not all(isinstance(i, int) and not isinstance(i, bool) for i in actual):
         _fail(name, f"every id must be an int; got {[type(i).__name__ for i in actual][:4]}")
-    has_special = any(s in text for s in special_tokens)
-    if has_special and actual == _model_encode(text, ranks, special_tokens, specials="ordinary"):
-        _fail(
-            name,
-            "the special tokens were read as ordinary text: cut every key of special_tokens "
-            "(such as '<|endoftext|>') out of the text FIRST and give it its own id",
-        )
-    if has_special and actual == _model_encode(text, ranks, special_tokens, specials="drop"):
-        _fail(name, "the special tokens are missing: each one gets its id, special_tokens[s]")
-    if has_special and actual == _model_encode(text, ranks, special_tokens, specials="endoftext"):
-        _fail(name, "cut out EVERY special token of special_tokens, not only '<|endoftext|>'")
-    whole = _model_encode(text, ranks, special_tokens, chunks=lambda part: [part] if part else [])
-    if actual == whole:
-        _fail(
-            name,
-            "merges must stay inside the chunks of the pre-tokenizer: cut each stretch of "
-            "text into chunks with GPT-4's pattern (stage 2) and merge every chunk on its own",
-        )
-    if actual == _model_encode(text, ranks, special_tokens, merge=_leftmost_first):
-        _fail(
-            name,
-            "you merged the leftmost pair that is in the ranks; merge the pair with the LOWEST "
-            "rank first (the rank is the order in which the merges were learned)",
-        )
-    gpt4 = cl100k.cl100k()
-    if len(ranks) != len(gpt4.ranks) and actual == _model_encode(
-        text, gpt4.ranks, gpt4.special_tokens
-    ):
-        _fail(
-            name,
-            "these are GPT-4's ids, but this call passed other ranks: merge with and look up "
-            "ids in the ranks and special_tokens given as arguments, not a global table",
-        )
+    _name_a_mistake(actual, text, encoder, ranks, special_tokens, name)
     by_id = {i: token for token, i in ranks.items()} | {
         i: s.encode() for s, i in special_tokens.items()
     }
@@ -312,20 +325,38 @@ def check_encoding(actual, text: str, ranks, special_tokens, expected, name="enc
     )
 
 
-def _tiktoken(ranks, special_tokens):
-    """tiktoken's encoder of these ranks and special tokens (GPT-4's own, built once)."""
-    import tiktoken
-
-    gpt4 = cl100k.cl100k()
-    if ranks is gpt4.ranks and dict(special_tokens) == dict(gpt4.special_tokens):
-        return cl100k.tiktoken_cl100k()
-    return tiktoken.Encoding("checked", pat_str=pre_tokenizer.CL100K_PATTERN,
-                             mergeable_ranks=dict(ranks), special_tokens=dict(special_tokens))
-
-
-@checked_plainly
-def check_encode(actual, text: str, ranks, special_tokens, name="encode") -> None:
-    """Fail unless ``actual`` is tiktoken's ``encode(text, allowed_special="all")`` with these
-    ranks and special tokens (exercise 6's ``encode(text, ranks, special_tokens)``)."""
-    expected = _tiktoken(ranks, special_tokens).encode(text, allowed_special="all")
-    check_encoding(actual, text, ranks, special_tokens, expected, name)
+def _name_a_mistake(actual, text, encoder, ranks, special_tokens, name) -> None:
+    """Fail with the mistake's message where tiktoken, asked another way, gives ``actual``."""
+    specials = set(special_tokens)
+    if any(s in text for s in specials):
+        if actual == encoder.encode(text, disallowed_special=()):
+            _fail(
+                name,
+                "the special tokens were read as ordinary text: cut every key of "
+                "special_tokens (such as '<|endoftext|>') out of the text FIRST and give it "
+                "its own id",
+            )
+        ids = set(special_tokens.values())
+        if actual == [i for i in encoder.encode(text, allowed_special="all") if i not in ids]:
+            _fail(name, "the special tokens are missing: each one gets its id, "
+                        "special_tokens[s]")
+        if actual == encoder.encode(text, allowed_special={"<|endoftext|>"} & specials,
+                                    disallowed_special=()):
+            _fail(name, "cut out EVERY special token of special_tokens, not only "
+                        "'<|endoftext|>'")
+    whole = _encoder(ranks, special_tokens, pattern=WHOLE)
+    if actual == whole.encode(text, allowed_special="all"):
+        _fail(
+            name,
+            "merges must stay inside the chunks of the pre-tokenizer: cut each stretch of "
+            "text into chunks with GPT-4's pattern (stage 2) and merge every chunk on its own",
+        )
+    gpt4_ranks = cl100k.cl100k_ranks()
+    if len(ranks) != len(gpt4_ranks) and actual == cl100k.cl100k().encode(
+        text, allowed_special="all"
+    ):
+        _fail(
+            name,
+            "these are GPT-4's ids, but this call passed other ranks: merge with and look up "
+            "ids in the ranks and special_tokens given as arguments, not a global table",
+        )

@@ -1,6 +1,7 @@
-"""Text into tokens (notebook 03).
+"""Text into tokens (notebook 03 and the language models of 06 and 09).
 
-The BPE token learner and segmenter (bpe), GPT-4's pre-tokenizer (pre_tokenizer), the
-merge loop of byte-level BPE (byte_merges), the byte-level tokenizer with tiktoken's API
-(byte_bpe, tiktoken_arguments) and GPT-4's tokenizer offline (cl100k).
+The corpus C of the token learner (bpe), character-level BPE on real text learned by
+Hugging Face ``tokenizers`` (bpe), byte-level BPE with GPT-4's pre-tokenizer (byte_bpe,
+pre_tokenizer) and GPT-4's tokenizer offline (cl100k): the BPE itself is always the
+library's, ``tokenizers``' learner or ``tiktoken``'s encoder.
 """

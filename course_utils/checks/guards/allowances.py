@@ -193,14 +193,9 @@ NO_SOFTMAX = Allowance(
                         "logsumexp, logaddexp)",
     torch_ops=ELEMENTARY - {"softmax", "log_softmax", "logsumexp", "logaddexp"})
 
-READING_A_TOKENIZER = tuple(
-    f"course_utils.tokens.byte_bpe.BytePairTokenizer.{name}" for name in (
-        "ranks", "special_tokens", "special_tokens_set", "max_token_value", "n_vocab",
-        "eot_token", "is_special_token", "decode_single_token_bytes", "token_bytes",
-        "decode_bytes", "decode", "decode_with_offsets", "__repr__"))
 BYTE_LEVEL = Allowance(
     says=DEFAULT.says + ", the regex module, and reading a tokenizer's ranks",
-    modules=DEFAULT.modules + ("regex", "course_utils.validation") + READING_A_TOKENIZER,
+    modules=DEFAULT.modules + ("regex", "course_utils.validation"),
     c_modules=DEFAULT.c_modules + ("regex", "_regex"))
 
 # Read-only: a mapping proxy over frozen Allowance objects.
@@ -227,10 +222,6 @@ ALLOWANCES: MappingProxyType[str, Allowance] = MappingProxyType({
     "updated_embedding": NO_SOFTMAX,
     # 01's exercise 3 may rank by PyTorch's cosine (computing it was exercise 2)
     "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity"}),
-    # 03's exercise 3 stands on the references of exercises 1 and 2, which its text offers
-    "learn_vocabulary": Allowance(modules=DEFAULT.modules + (
-        "course_utils.tokens.bpe.count_pairs", "course_utils.tokens.bpe.merge_pair",
-        "course_utils.tokens.bpe.merge_word")),
     # 03's byte-level exercises split text with the notebook's pattern, as GPT-4 does, and
     # may read the tokenizer's vocabulary (reading answers nothing; encoding is refused)
     "merge_chunk": BYTE_LEVEL,
