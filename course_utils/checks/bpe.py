@@ -93,11 +93,13 @@ def check_pair_counts(actual, corpus: dict, expected=None, name: str = "count_pa
                         "word only")
         if sides == _sides((word, 1) for word in corpus):
             _fail(name, "a word that occurs n times contributes each of its pairs n times")
-        before, _ = _sides(corpus.items())
-        token = next(t for t in before | sides[0] if before[t] != sides[0][t])
-        _fail(name, f"{token!r} stands before another token {before[token]} times inside the "
-                    f"words of C (each word counted as often as it occurs), but your pairs "
-                    f"that start with it add up to {sides[0][token]}")
+        for truth, yours, where, place in zip(_sides(corpus.items()), sides, ("before", "after"),
+                                              ("first", "second"), strict=True):
+            token = next((t for t in truth | yours if truth[t] != yours[t]), None)
+            if token is not None:
+                _fail(name, f"{token!r} stands {where} another token {truth[token]} times inside "
+                            "the words of C (each word counted as often as it occurs), but your "
+                            f"pairs with it {place} add up to {yours[token]}")
     for pair, count in (expected or {}).items():
         if actual.get(pair) != count:
             _fail(name, f"{pair!r} occurs {count} times; got {actual.get(pair)}")
@@ -106,13 +108,14 @@ def check_pair_counts(actual, corpus: dict, expected=None, name: str = "count_pa
 # -- merge_pair and segment_word: Hugging Face's BPE model ------------------------------------
 
 
-def _bpe_model(merges, symbols) -> models.BPE:
-    """Hugging Face's BPE model of ``merges`` (strings), whose vocabulary holds ``symbols``."""
-    vocabulary = {symbol: i for i, symbol in enumerate(dict.fromkeys(symbols))}
+def _segmented_by_library(word: str, merges: list) -> list:
+    """The tokens of ``word`` under Hugging Face's BPE model of ``merges`` (strings)."""
+    vocabulary = {symbol: i for i, symbol in enumerate(dict.fromkeys(word))}
     for t_left, t_right in merges:
         for token in (t_left, t_right, t_left + t_right):
             vocabulary.setdefault(token, len(vocabulary))
-    return models.BPE(vocab=vocabulary, merges=[tuple(pair) for pair in merges])
+    model = models.BPE(vocab=vocabulary, merges=[tuple(pair) for pair in merges])
+    return [piece.value for piece in model.tokenize(word)]
 
 
 def _merged_by_library(corpus: dict, pair: tuple) -> dict:
@@ -126,11 +129,11 @@ def _merged_by_library(corpus: dict, pair: tuple) -> dict:
     back = {character: token for token, character in stand_in.items()}
     t_left, t_right = pair
     back[stand_in[t_left] + stand_in[t_right]] = t_left + t_right
-    model = _bpe_model([(stand_in[t_left], stand_in[t_right])], stand_in.values())
+    merge = [(stand_in[t_left], stand_in[t_right])]
     merged: dict = {}
     for word, count in corpus.items():
-        pieces = model.tokenize("".join(stand_in[token] for token in word))
-        new_word = tuple(back[piece.value] for piece in pieces)
+        pieces = _segmented_by_library("".join(stand_in[token] for token in word), merge)
+        new_word = tuple(back[piece] for piece in pieces)
         merged[new_word] = merged.get(new_word, 0) + count
     return merged
 
@@ -158,12 +161,8 @@ def check_merged_corpus(actual, corpus: dict, pair: tuple, name: str = "merge_pa
     wrong = next((word for word in expected if actual.get(word) != expected[word]), None)
     if wrong is not None:
         _fail(name, f"{wrong!r} should occur {expected[wrong]} times; got {actual.get(wrong)}")
-    _fail(name, f"should not be there: {_show({k: v for k, v in actual.items() if k not in expected}, 3)}")
-
-
-def _segmented_by_library(word: str, merges: list) -> list:
-    """The tokens of ``word`` under Hugging Face's BPE model of ``merges``."""
-    return [piece.value for piece in _bpe_model(merges, word).tokenize(word)]
+    extra = {word: count for word, count in actual.items() if word not in expected}
+    _fail(name, f"should not be there: {_show(extra, 3)}")
 
 
 def _longest_match(word: str, merges: list) -> list:

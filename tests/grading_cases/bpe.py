@@ -30,11 +30,11 @@ ALPHABETICAL_TIES = """
 def learn_vocabulary(corpus, k):
     vocabulary = sorted({token for word in corpus for token in word})
     for _ in range(k):
-        pairs = library_count_pairs(corpus)
+        pairs = count_pairs(corpus)
         best = max(pairs.values())
         t_left, t_right = min(pair for pair, count in pairs.items() if count == best)
         vocabulary.append(t_left + t_right)
-        corpus = library_merge_pair(corpus, (t_left, t_right))
+        corpus = merge_pair(corpus, (t_left, t_right))
     return vocabulary
 """
 
@@ -104,40 +104,42 @@ def encode(text, ranks, special_tokens):
     return ids
 """
 
-# Every exercise answered by the library (or tiktoken): each loses its own points.
-TWIN_COUNT_PAIRS = """
-from course_utils.tokens.bpe import count_pairs as reference_pairs
-
-
-def count_pairs(corpus):
-    return reference_pairs(corpus)
-"""
+# Exercises answered by a library (Hugging Face tokenizers, tiktoken): each loses its own points.
 TWIN_MERGE_PAIR = """
-from course_utils.tokens import bpe
+from tokenizers.models import BPE
 
 
 def merge_pair(corpus, pair):
-    return bpe.merge_pair(corpus, pair)
+    t_left, t_right = pair
+    model = BPE(vocab={t_left: 0, t_right: 1, t_left + t_right: 2}, merges=[(t_left, t_right)])
+    merged = {}
+    for word, count in corpus.items():
+        if all(len(token) == 1 for token in word):
+            word = tuple(token.value for token in model.tokenize("".join(word)))
+        merged[word] = merged.get(word, 0) + count
+    return merged
 """
 TWIN_LEARN_VOCABULARY = """
+from tokenizers import Tokenizer, models, trainers
+
+
 def learn_vocabulary(corpus, k):
-    from course_utils.tokens.bpe import learn_bpe
-
-    return learn_bpe(corpus, k).vocabulary
-"""
-TWIN_SEGMENT_WORD = """
-from course_utils.tokens import bpe
-
-
-def segment_word(word, merges):
-    return list(bpe.apply_merges((*word, "_"), merges))
+    characters = sorted({token for word in corpus for token in word})
+    tokenizer = Tokenizer(models.BPE())
+    trainer = trainers.BpeTrainer(vocab_size=len(characters) + k, show_progress=False)
+    tokenizer.train_from_iterator(["".join(word) for word, count in corpus.items()
+                                   for _ in range(count)], trainer=trainer)
+    learned = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    return characters + [token for token, _ in learned][len(characters):]
 """
 TWIN_MERGE_CHUNK = """
-from course_utils.tokens.byte_merges import _byte_pair_merge
+import tiktoken
 
 
 def merge_chunk(piece, ranks):
-    return _byte_pair_merge(piece, ranks)
+    mine = tiktoken.Encoding("mine", pat_str=r"[\\s\\S]+", mergeable_ranks=dict(ranks),
+                             special_tokens={})
+    return mine.decode_tokens_bytes(mine.encode_ordinary(piece.decode("utf-8")))
 """
 TWIN_ENCODE = """
 import tiktoken
@@ -164,10 +166,8 @@ WRONG = {
         "encode": NO_PRE_TOKENIZER,
     },
     "calls_the_library_twins": {
-        "count_pairs": TWIN_COUNT_PAIRS,
         "merge_pair": TWIN_MERGE_PAIR,
         "learn_vocabulary": TWIN_LEARN_VOCABULARY,
-        "segment_word": TWIN_SEGMENT_WORD,
         "merge_chunk": TWIN_MERGE_CHUNK,
         "encode": TWIN_ENCODE,
     },
@@ -454,10 +454,10 @@ def count_pairs(corpus):
 def learn_vocabulary(corpus, k):
     vocabulary = sorted({token for word in corpus for token in word})
     for _ in range(k):
-        pairs = library_count_pairs(corpus)
+        pairs = count_pairs(corpus)
         t_left, t_right = max(pairs, key=pairs.get)
         vocabulary.append(t_left + t_right)
-        merged = library_merge_pair(corpus, (t_left, t_right))
+        merged = merge_pair(corpus, (t_left, t_right))
         corpus.clear()               # the corpus is merged in place
         corpus.update(merged)
     return vocabulary
@@ -480,14 +480,14 @@ def segment_word(word, merges):
 
 CHEAT = {
     "tiktoken_by_other_doors": {
-        # the library's count kept in a default argument
-        "count_pairs": Cheat("""
-import course_utils.tokens.bpe
+        # the course's GPT-4 tokenizer kept in a default argument
+        "encode": Cheat("""
+import course_utils.tokens.cl100k
 
 
-def count_pairs(corpus, count=course_utils.tokens.bpe.count_pairs):
-    return count(corpus)
-""", zero=True, flagged=True),
+def encode(text, ranks, special_tokens, tokenizer=course_utils.tokens.cl100k.cl100k):
+    return tokenizer().encode(text, allowed_special="all")
+""", zero=True),
         # a tiktoken Encoding of its own, through a method the old twin list did not name
         "merge_chunk": Cheat("""
 import tiktoken
@@ -499,140 +499,110 @@ def merge_chunk(piece, ranks):
     return [encoding.decode_single_token_bytes(i)
             for i in encoding.encode_to_numpy(piece.decode("utf-8", "replace")).tolist()]
 """, zero=True),
+    },
+    "gpt4_by_tiktokens_names": {
+        # the notebook's GPT-4 tokenizer through tiktoken's batch method
+        "merge_chunk": Cheat("""
+def merge_chunk(piece, ranks):
+    return gpt4.decode_tokens_bytes(gpt4.encode_ordinary_batch([piece.decode("utf-8")])[0])
+""", zero=True),
         # the notebook's own tiktoken encoder
         "encode": Cheat("""
 def encode(text, ranks, special_tokens):
-    return reference.encode(text, allowed_special="all")
+    return gpt4.encode(text, allowed_special="all")
 """, zero=True),
     },
-    "course_tokenizer_by_tiktokens_names": {
-        # the course's tokenizer through tiktoken's batch method, on a tokenizer of its own.
-        # (encode_batch for exercise 6 is refused too,
-        # tests/course_utils/checks/test_checks_bpe.py: a sixth
-        # distinct message under test_encode would tie the class report's top five.)
+    # the helper that shows the notebook's tokens, asked for a chunk's
+    "the_notebooks_helper": {
         "merge_chunk": Cheat("""
-from course_utils.tokens.byte_bpe import BytePairTokenizer
+from course_utils.tokens.byte_bpe import tokens
 
 
 def merge_chunk(piece, ranks):
-    mine = BytePairTokenizer(ranks, r"[\\s\\S]+")
-    return mine.decode_tokens_bytes(mine.encode_ordinary_batch([piece.decode("utf-8")])[0])
+    return [token.encode() for token in tokens(gpt4, piece.decode("utf-8"))]
 """, zero=True),
     },
-    # the trace that draws the figure after exercise 6, asked for its last step
-    "the_figures_trace": {
-        "merge_chunk": Cheat("""
-from course_utils.tokens.byte_merges import merge_steps
-
-
-def merge_chunk(piece, ranks):
-    return merge_steps(piece, ranks)[-1][0]
-""", zero=True),
-        "encode": Cheat("""
-from course_utils.tokens import byte_merges
-
-
-def encode(text, ranks, special_tokens):
-    pattern = "(" + "|".join(regex.escape(s) for s in special_tokens) + ")"
-    ids = []
-    for n, part in enumerate(regex.split(pattern, text) if special_tokens else [text]):
-        if n % 2:
-            ids.append(special_tokens[part])
-            continue
-        for chunk in regex.findall(CL100K_PATTERN, part):
-            ids += [ranks[token] for token in byte_merges.merge_steps(chunk.encode(), ranks)[-1][0]]
-    return ids
-""", zero=True),
-    },
-    # course_utils.tokens.bpe's merge_pair and merge_word pasted: names changed, comments of its
-    # own, the helper after its caller. Full marks; the cell is flagged with its source.
+    # the checks' merge (course_utils.checks.bpe's _merged_by_library) pasted: names
+    # changed, comments of its own. It calls the checks' helper, which is refused while the
+    # answer runs (zero), and the cell is flagged with its source.
     "pasted_from_course_utils": {
         "merge_pair": Cheat("""
+from course_utils.checks.bpe import _segmented_by_library as cut
+
+
 def merge_pair(corpus, pair):
-    # build the new corpus word by word
-    out: dict = {}
-    for w, n in corpus.items():
-        joined = join_in_word(w, pair)
-        out[joined] = out.get(joined, 0) + n   # two words may become the same one
-    return out
-
-
-def join_in_word(w, pair):
+    # one stand-in character per token: the model reads a word as characters
+    proxy = {}
+    for piece in (*pair, *(piece for entry in corpus for piece in entry)):
+        proxy.setdefault(piece, chr(0xE000 + len(proxy)))
+    restore = {char: piece for piece, char in proxy.items()}
     first, second = pair
-    result, k = [], 0
-    while k < len(w):
-        if k + 1 < len(w) and w[k] == first and w[k + 1] == second:
-            result.append(first + second)   # the merged token
-            k += 2
-        else:
-            result.append(w[k])
-            k += 1
-    return tuple(result)
-""", zero=False, flagged=True),
+    restore[proxy[first] + proxy[second]] = first + second
+    rule = [(proxy[first], proxy[second])]
+    result: dict = {}
+    for entry, n in corpus.items():
+        found = cut("".join(proxy[piece] for piece in entry), rule)
+        fresh = tuple(restore[item] for item in found)
+        result[fresh] = result.get(fresh, 0) + n   # two words may become the same one
+    return result
+""", zero=True, flagged=True),
     },
-    # the same two functions pasted into a code cell the student added after the answer,
-    # which only calls them. Full marks; the added cell is flagged beside its answer cell
+    # the same pasted into a code cell the student added after the answer, which only calls
+    # it. The added cell is flagged beside its answer cell
     # ("cell merge_pair (cell #12, added after it) matches ...").
     "pasted_into_an_added_cell": {
         "merge_pair": Cheat("""
 def merge_pair(corpus, pair):
     return merged_corpus(corpus, pair)
-""", zero=False, flagged=True, added="""
+""", zero=True, flagged=True, added="""
+from course_utils.checks import bpe
+
+
 def merged_corpus(corpus, pair):
-    result = {}
-    for symbols, freq in corpus.items():
-        joined = joined_symbols(symbols, pair)
-        result[joined] = result.get(joined, 0) + freq
-    return result
-
-
-def joined_symbols(symbols, pair):
+    stand_in = {}
+    for token in (*pair, *(token for symbols in corpus for token in symbols)):
+        stand_in.setdefault(token, chr(0xE000 + len(stand_in)))
+    back = {character: token for token, character in stand_in.items()}
     left, right = pair
-    kept, at = [], 0
-    while at < len(symbols):
-        if at + 1 < len(symbols) and symbols[at] == left and symbols[at + 1] == right:
-            kept.append(left + right)
-            at += 2
-        else:
-            kept.append(symbols[at])
-            at += 1
-    return tuple(kept)
+    back[stand_in[left] + stand_in[right]] = left + right
+    merge = [(stand_in[left], stand_in[right])]
+    out = {}
+    for symbols, freq in corpus.items():
+        pieces = bpe._segmented_by_library("".join(stand_in[token] for token in symbols), merge)
+        joined = tuple(back[piece] for piece in pieces)
+        out[joined] = out.get(joined, 0) + freq
+    return out
 """),
     },
-    # the two pasted with a statement that does nothing slipped between the lines (pass, 0,
-    # ..., x = x, strings, an assignment never read), which alone would hide them (0.35 on the
-    # code as written). Full marks; the cell is flagged with its source.
+    # the same with a statement that does nothing slipped between the lines (pass, 0, ...,
+    # x = x, strings, an assignment never read). The cell is flagged with its source.
     "pasted_with_no_ops": {
         "merge_pair": Cheat("""
+from course_utils.checks.bpe import _segmented_by_library
+
+
 def merge_pair(corpus, pair):
     '''The corpus with the pair merged.'''
-    merged = {}
+    stand_in = {}
     0
-    for word, count in corpus.items():
-        new_word = merge_in(word, pair)
+    for token in (*pair, *(token for word in corpus for token in word)):
+        stand_in.setdefault(token, chr(0xE000 + len(stand_in)))
         pass
-        merged[new_word] = merged.get(new_word, 0) + count
-        word = word
-    return merged
-
-
-def merge_in(word, pair):
+    back = {character: token for token, character in stand_in.items()}
     t_left, t_right = pair
     "left, then right"
-    out, i = [], 0
-    checked = len(word)
-    while i < len(word):
+    back[stand_in[t_left] + stand_in[t_right]] = t_left + t_right
+    merge = [(stand_in[t_left], stand_in[t_right])]
+    merged = {}
+    unused = len(corpus)
+    for word, count in corpus.items():
         ...
-        if i + 1 < len(word) and word[i] == t_left and word[i + 1] == t_right:
-            out.append(t_left + t_right)
-            pass
-            i += 2
-        else:
-            out.append(word[i])
-            i = i
-            i += 1
-    return tuple(out)
-""", zero=False, flagged=True),
+        pieces = _segmented_by_library("".join(stand_in[token] for token in word), merge)
+        new_word = tuple(back[piece] for piece in pieces)
+        word = word
+        merged[new_word] = merged.get(new_word, 0) + count
+    return merged
+""", zero=True, flagged=True),
     },
 }
 
@@ -664,34 +634,37 @@ def segment_word(word, merges):
                 merges=[tuple(pair) for pair in merges])
     return [token.value for token in model.tokenize(word + "_")]
 """, zero=True),
-        # course_utils.tokens.bpe loaded again from its file under another name
+        # the checks' merge (Hugging Face's BPE model) loaded again from its file under
+        # another name
         "merge_pair": Cheat("""
 import importlib.util
 
-import course_utils.tokens.bpe
+import course_utils.checks.bpe
 
 _spec = importlib.util.spec_from_file_location("course_utils.bpe_again",
-                                               course_utils.tokens.bpe.__file__)
+                                               course_utils.checks.bpe.__file__)
 _again = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_again)
 
 
 def merge_pair(corpus, pair):
-    return _again.merge_pair(corpus, pair)
+    return _again._merged_by_library(corpus, pair)
 """, zero=True),
-        # course_utils.tokens.bpe reloaded twice: the function kept from the first reload is no
-        # longer the module's, so a swap of what the module holds misses it
-        "count_pairs": Cheat("""
+    },
+    "reloads_a_module_twice": {
+        # the checks reloaded twice: the function kept from the first reload is no longer the
+        # module's, so a swap of what the module holds misses it
+        "segment_word": Cheat("""
 import importlib
 
-import course_utils.tokens.bpe
+import course_utils.checks.bpe
 
-_mine = importlib.reload(course_utils.tokens.bpe).count_pairs
-importlib.reload(course_utils.tokens.bpe)
+_mine = importlib.reload(course_utils.checks.bpe)._segmented_by_library
+importlib.reload(course_utils.checks.bpe)
 
 
-def count_pairs(corpus):
-    return _mine(corpus)
+def segment_word(word, merges):
+    return _mine(word + "_", merges)
 """, zero=True),
     },
     # the hidden test binds tiktoken's answer (expected) and its tiny tokenizer (tiny) at the

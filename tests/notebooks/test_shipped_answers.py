@@ -43,12 +43,6 @@ KNOWN = frozenset({
     ("window_loss", "course_utils.words.skipgram.window_loss"),
     ("window_pairs", "course_utils.checks.skipgram._pairs"),
     ("window_pairs", "course_utils.words.skipgram.window_pairs"),
-    # 03_bpe
-    ("count_pairs", "course_utils.tokens.bpe.count_pairs"),
-    ("encode", "course_utils.checks.bpe._model_encode"),
-    ("merge_chunk", "course_utils.tokens.byte_merges._byte_pair_merge"),
-    ("merge_chunk", "course_utils.tokens.byte_merges._byte_pair_merge_fast"),
-    ("merge_pair", "course_utils.tokens.bpe.merge_pair"),
     # 07_linear_attention
     ("causal_linear_attention", "course_utils.models.linear_attention.recurrent_linear_attention"),
     ("kernel_attention", "course_utils.models.linear_attention.linear_attention"),

@@ -25,7 +25,7 @@ def shipped():
 
 def test_functions_private_ones_and_methods_of_built_instances_are_candidates(shipped):
     candidates, _ = shipped
-    assert "course_utils.tokens.bpe.count_pairs" in candidates
+    assert "course_utils.tokens.bpe.corpus_from_text" in candidates
     assert "course_utils.checks.embeddings._cosines" in candidates  # private, of the checks
     assert "course_utils.models.minilm.MiniLMEncoder().embed" in candidates  # built bare
 

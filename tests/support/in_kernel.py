@@ -7,7 +7,7 @@ the answer cell would, runs the test cell's whole source (visible and hidden tes
 puts the solution's function back, whatever happened; :func:`switch_guards_off` has
 switched the guards off as the kernel started::
 
-    __probe.run(globals(), "count_pairs", "course_utils.tokens.bpe", "count_pairs", False,
+    __probe.run(globals(), "merge_pair", "course_utils.tokens.bpe", "corpus_from_text", False,
                 test_source, 20.0)
 
 The cell raises what the test raised; the values the hidden tests reported (under

@@ -5,7 +5,7 @@ from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 from torch import nn
 
 from course_utils.models.gpt import TinyGPT
-from course_utils.tokens.byte_bpe import CL100K_PATTERN
+from course_utils.tokens.pre_tokenizer import CL100K_PATTERN
 
 
 def train_hugging_face_bpe(text: str, k: int) -> Tokenizer:

@@ -6,7 +6,7 @@
   (``functools.cache``, ``@checked_plainly``): a student can paste any of them;
 * the static and class methods of each class it defines, called on the class;
 * the methods of each class it defines that can be built without arguments, called on an
-  instance built so (``BytePairTokenizer().encode``).
+  instance built so (``MiniLMEncoder().embed``).
 
 What it skips, and why (:func:`shipped_candidates` returns them, each with its reason):
 
@@ -59,7 +59,7 @@ class Candidate:
 
     @property
     def name(self) -> str:
-        """``course_utils.tokens.bpe.count_pairs``, ``....BytePairTokenizer().encode``."""
+        """``course_utils.tokens.bpe.corpus_from_text``, ``....MiniLMEncoder().embed``."""
         owner, _, attribute = self.qualname.rpartition(".")
         if self.built:
             return f"{self.module}.{owner}().{attribute}"

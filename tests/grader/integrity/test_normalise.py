@@ -1,8 +1,8 @@
 """Statements that do nothing and renamed variables hide no paste; an honest answer stays
 apart.
 
-Hand-built: course_utils.tokens.bpe's merge_word retyped into 03's merge_pair cell with other
-names, and the same with a statement that does nothing after every line of it (``pass``,
+Hand-built: course_utils.checks.bpe's _merged_by_library retyped into 03's merge_pair cell with
+other names, and the same with a statement that does nothing after every line of it (``pass``,
 ``0``, ``x = x``, a string, an assignment never read). copydetect's own filter, on the code
 as written, loses the paste among them (checked below: the test is not vacuous); the
 fingerprints of the normalised syntax tree do not. An honest merge_pair, another algorithm,
@@ -21,50 +21,52 @@ from grader.integrity.similarity.normalise import normalised
 from tests.conftest import REPO
 
 A03 = "03_bpe"
-MERGE_WORD = "course_utils.tokens.bpe.merge_word"
+MERGED = "course_utils.checks.bpe._merged_by_library"
 
 PASTED = '''def merge_pair(corpus, pair):
-    return {glue(w, pair): c for w, c in corpus.items()}
-
-
-def glue(seq, two):
-    a, b = two
-    res, pos = [], 0
-    while pos < len(seq):
-        if pos + 1 < len(seq) and seq[pos] == a and seq[pos + 1] == b:
-            res.append(a + b)
-            pos += 2
-        else:
-            res.append(seq[pos])
-            pos += 1
-    return tuple(res)
+    sub = {}
+    for t in (*pair, *(t for w in corpus for t in w)):
+        sub.setdefault(t, chr(0xE000 + len(sub)))
+    inv = {ch: t for t, ch in sub.items()}
+    a, b = pair
+    inv[sub[a] + sub[b]] = a + b
+    rule = [(sub[a], sub[b])]
+    res = {}
+    for w, c in corpus.items():
+        got = cut("".join(sub[t] for t in w), rule)
+        key = tuple(inv[g] for g in got)
+        res[key] = res.get(key, 0) + c
+    return res
 '''
 WITH_NO_OPS = '''def merge_pair(corpus, pair):
     """Merge."""
-    return {glue(w, pair): c for w, c in corpus.items()}
-
-
-def glue(sequence, both):
-    """Glue the pair."""
-    first, second = both
+    chars = {}
     pass
-    result, where = [], 0
-    unused = len(sequence)
-    while where < len(sequence):
+    for token in (*pair, *(token for word in corpus for token in word)):
         0
-        if where + 1 < len(sequence) and sequence[where] == first and sequence[where + 1] == second:
-            result.append(first + second)
-            where = where
-            where += 2
-            "skip both"
-        else:
-            result.append(sequence[where])
-            ...
-            where += 1
-            result
+        chars.setdefault(token, chr(0xE000 + len(chars)))
+        ...
+    back = {char: token for token, char in chars.items()}
+    chars = chars
+    first, second = pair
+    unused = len(corpus)
+    back[chars[first] + chars[second]] = first + second
+    "the merged token"
+    rule = [(chars[first], chars[second])]
+    pass
+    result = {}
+    0
+    for word, count in corpus.items():
+        ...
+        pieces = cut("".join(chars[token] for token in word), rule)
+        word = word
+        key = tuple(back[piece] for piece in pieces)
+        "skip both"
+        result[key] = result.get(key, 0) + count
+        result
     spare = 0
     spare += 1
-    return tuple(result)
+    return result
 '''
 HONEST = '''def merge_pair(corpus, pair):
     new_token = "".join(pair)
@@ -90,7 +92,7 @@ def references():
     return reference.references(source)
 
 
-def similarity_to(code: str, references, name: str = MERGE_WORD) -> float:
+def similarity_to(code: str, references, name: str = MERGED) -> float:
     mine = answer(code, CODE, references.released["merge_pair"], references.given)
     return reference.alike(mine, references.functions[name])
 
@@ -110,7 +112,7 @@ def test_a_paste_with_no_ops_and_new_names_is_named(references):
     assert similarity_to(PASTED, references) >= reference.THRESHOLD
     assert similarity_to(WITH_NO_OPS, references) == similarity_to(PASTED, references)
     found = reference.pasted("merge_pair", WITH_NO_OPS, references, reference.THRESHOLD)
-    assert MERGE_WORD in [match.source for match in found]
+    assert MERGED in [match.source for match in found]
 
 
 def test_the_paste_and_its_padded_copy_are_one_answer(references):
@@ -120,8 +122,9 @@ def test_the_paste_and_its_padded_copy_are_one_answer(references):
     assert compare(a, b) == 1.0
     spans_a, spans_b = matching_spans(a, b)
     marked = [WITH_NO_OPS[start:end] for start, end in spans_b]
-    assert "result.append(first + second)" in marked and "first, second = both" in marked
-    assert not {"pass", "0", "...", "where = where", '"skip both"', "unused = len(sequence)",
+    assert "back[chars[first] + chars[second]] = first + second" in marked
+    assert "first, second = pair" in marked
+    assert not {"pass", "0", "...", "word = word", '"skip both"', "unused = len(corpus)",
                 "spare = 0"} & set(marked), "the no-ops are not shown as the match"
     assert all(PASTED[start:end].strip() == PASTED[start:end] for start, end in spans_a)
 

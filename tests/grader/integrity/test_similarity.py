@@ -365,7 +365,7 @@ MARGIN = 0.25  # how far below the threshold independent right answers stay (REA
 # aside (0.56 before, for a student who kept the release's docstring)
 SOLUTION_MARGIN = 0.15
 PASTED = {  # the CHEAT cases that paste the course's code (renamed, re-commented, re-ordered)
-    (A03, "merge_pair"): ("pasted_from_course_utils", "course_utils.tokens.bpe.merge_word"),
+    (A03, "merge_pair"): ("pasted_from_course_utils", "course_utils.checks.bpe._merged_by_library"),
     (A02, "sgd_step"): ("pasted_from_the_check", "course_utils.checks.skipgram._window_gradient"),
 }
 
@@ -406,7 +406,7 @@ def test_autograde_flags_a_pasted_reference_beside_its_cell():
     notebook = handed_in(A03, {"merge_pair": pasted_code(A03, "merge_pair")})
     found = flags(source, read_scan_context(source), Submission("dee", A03, notebook=notebook))
     assert len(found) == 1, found
-    flag = re.fullmatch(r"cell merge_pair matches course_utils\.tokens\.bpe\.merge_word "
+    flag = re.fullmatch(r"cell merge_pair matches course_utils\.checks\.bpe\._merged_by_library "
                         r"\(similarity (0\.\d\d|1\.00)\)", found[0])
     assert flag and float(flag[1]) >= reference.THRESHOLD, found
     solution = handed_in(A03, {})

@@ -2,7 +2,7 @@
 cells, the cells the student added, and the instructor's cells the student edited.
 
 Hand-built on 03_bpe's release (the answers of the solution typed in, as in
-test_similarity.py): ``course_utils.tokens.bpe.merge_word`` retyped with other names into a
+test_similarity.py): ``course_utils.checks.bpe._merged_by_library`` retyped with other names into a
 cell of its own (added after the answer that calls it, or at the top of the notebook's first
 code cell), and an honest helper in an added cell that is another algorithm.
 """
@@ -23,25 +23,24 @@ from tests.support.nbgrader_course import solution_cells
 
 A03 = "03_bpe"
 MERGE_PAIR_AT = 11  # the merge_pair answer cell's place in 03's release, from 1
-MERGE_WORD = "course_utils.tokens.bpe.merge_word"
+MERGED = "course_utils.checks.bpe._merged_by_library"
 
-# course_utils.tokens.bpe's merge_word, every name changed, and a corpus loop of its own
+# course_utils.checks.bpe's _merged_by_library, every name changed
 HELPER = '''
-def fuse(symbols, bigram):
-    left, right = bigram
-    out, j = [], 0
-    while j < len(symbols):
-        if j + 1 < len(symbols) and symbols[j] == left and symbols[j + 1] == right:
-            out.append(left + right)
-            j += 2
-        else:
-            out.append(symbols[j])
-            j += 1
-    return tuple(out)
-
-
 def fuse_all(corpus, bigram):
-    return {fuse(word, bigram): n for word, n in corpus.items()}
+    code = {}
+    for symbol in (*bigram, *(symbol for symbols in corpus for symbol in symbols)):
+        code.setdefault(symbol, chr(0xE000 + len(code)))
+    back = {c: symbol for symbol, c in code.items()}
+    left, right = bigram
+    back[code[left] + code[right]] = left + right
+    rule = [(code[left], code[right])]
+    out = {}
+    for symbols, n in corpus.items():
+        cut = split("".join(code[symbol] for symbol in symbols), rule)
+        joined = tuple(back[piece] for piece in cut)
+        out[joined] = out.get(joined, 0) + n
+    return out
 '''
 CALLS_THE_HELPER = '''def merge_pair(corpus, pair):
     return fuse_all(corpus, pair)
@@ -118,17 +117,17 @@ def test_the_cells_that_run_as_the_student_left_them(source):
 
 def test_a_paste_into_an_added_cell_is_flagged_there(source):
     notebook = handed_in({"merge_pair": CALLS_THE_HELPER}, {"merge_pair": HELPER})
-    found = [flag for flag in flags_of(source, notebook) if MERGE_WORD in flag]
+    found = [flag for flag in flags_of(source, notebook) if MERGED in flag]
     assert [flag.split(" (similarity")[0] for flag in found] == [
-        f"cell merge_pair (cell #{MERGE_PAIR_AT + 1}, added after it) matches {MERGE_WORD}"]
+        f"cell merge_pair (cell #{MERGE_PAIR_AT + 1}, added after it) matches {MERGED}"]
     assert float(found[0].split("similarity ")[1].rstrip(")")) >= reference.THRESHOLD
 
 
 def test_a_paste_into_an_edited_instructor_cell_is_flagged_there(source):
     notebook = handed_in({"merge_pair": CALLS_THE_HELPER}, first_cell=HELPER)
-    found = [flag for flag in flags_of(source, notebook) if MERGE_WORD in flag]
+    found = [flag for flag in flags_of(source, notebook) if MERGED in flag]
     assert [flag.split(" (similarity")[0] for flag in found] == [
-        f"cell count_pairs (cell #2, edited before it) matches {MERGE_WORD}"]
+        f"cell count_pairs (cell #2, edited before it) matches {MERGED}"]
 
 
 def test_an_honest_helper_in_an_added_cell_is_not_flagged(source):
@@ -156,11 +155,11 @@ def test_the_similarity_step_reads_the_added_cells_with_their_answer(tmp_path):
                                              {"merge_pair": HONEST_HELPER}))
     found = similarity.similar_answers(course, workers=1)
     named = {(m.student_a, m.cell, m.student_b) for m in found if m.reference}
-    assert {("dee", "merge_pair", MERGE_WORD), ("eve", "merge_pair", MERGE_WORD)} <= named
+    assert {("dee", "merge_pair", MERGED), ("eve", "merge_pair", MERGED)} <= named
     assert not [m for m in found if "fay" in (m.student_a, m.student_b)
                 and m.cell == "merge_pair"]
     pair = next(m for m in found if not m.reference and m.cell == "merge_pair")
     assert (pair.student_a, pair.student_b) == ("dee", "eve")
     assert f"# cell #{MERGE_PAIR_AT + 1}, added after merge_pair\n" in pair.text_a
     marked = "".join(pair.text_a[start:end] for start, end in pair.spans_a)
-    assert "symbols[j] == left" in marked
+    assert "back[code[left] + code[right]] = left + right" in marked

@@ -19,8 +19,9 @@ say so, and such a cell's matches are marked and ranked after the others:
 
 Every code answer is also compared with the course's own code (:mod:`.reference`:
 the functions of course_utils and its checks, and the instructor's answer of the cell): a
-match is a :class:`Match` whose ``student_b`` is the source (``course_utils.tokens.bpe.merge_pair``,
-``solution of merge_pair``), ranked before the pairs of students.
+match is a :class:`Match` whose ``student_b`` is the source
+(``course_utils.checks.bpe._merged_by_library``, ``solution of merge_pair``), ranked before
+the pairs of students.
 
 ``write_csv(matches, path)`` writes grading/similarity.csv, one row per match, references
 first, then unmarked cells, most similar first.

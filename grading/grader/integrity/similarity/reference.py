@@ -4,7 +4,8 @@ The references are the code a student could paste instead of writing it:
 
 * every function of the installed ``course_utils``, its checks included (methods and nested
   functions too, each on its own, read with ``ast``), named as it is imported
-  (``course_utils.tokens.bpe.merge_pair``, ``course_utils.checks.skipgram._window_gradient``), its
+  (``course_utils.checks.bpe._merged_by_library``,
+  ``course_utils.checks.skipgram._window_gradient``), its
   docstring left out: a pasted function matches its code whatever became of its docstring;
 * the instructor's answer of the very cell (``solution of merge_chunk``), from solutions/.
 
@@ -53,7 +54,7 @@ class Pasted:
     """An answer cell found alike a reference of the course."""
 
     cell: str  # the answer cell's grade_id
-    source: str  # the reference's name: course_utils.tokens.bpe.merge_pair, solution of merge_pair
+    source: str  # the reference's name: course_utils.checks.bpe._merged_by_library, solution of …
     similarity: float
     answer: Answer
     reference: Answer
@@ -196,8 +197,8 @@ def pasted(cell: str, text: str, refs: References, threshold: float,
 
 def flags(source: nbformat.NotebookNode, notebook: nbformat.NotebookNode,
           threshold: float = THRESHOLD) -> list[str]:
-    """"cell merge_pair matches course_utils.tokens.bpe.merge_word (similarity 0.93)" for each
-    code cell of a submitted ``notebook`` that runs as the student left it (an answer cell,
+    """"cell merge_pair matches course_utils.checks.bpe._merged_by_library (similarity 0.89)" for
+    each code cell of a submitted ``notebook`` that runs as the student left it (an answer cell,
     or one the student added or edited, :mod:`.student_code`) alike a function of
     course_utils. An added or edited cell is named by the answer cell it is read with:
     "cell merge_pair (cell #12, added after it) matches ..."."""
