@@ -76,7 +76,6 @@ TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
         "tiktoken.core.*",
     ),
     "encode": (
-        "course_utils.tokens.pre_tokenizer.*",
         "tiktoken.Encoding.encode",
         "tiktoken.Encoding.encode_ordinary",
         "tiktoken.core.*",
