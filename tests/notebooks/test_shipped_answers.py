@@ -56,6 +56,8 @@ KNOWN = frozenset({
 # builds it from the library's op, whose source teaches nothing the exercise asks): the
 # library is the students' already, and the twin table refuses it while an answer runs.
 LIBRARY = frozenset({
+    # Hugging Face tokenizers' BPE model, given the one merge (the check of merge_pair)
+    ("merge_pair", "course_utils.checks.bpe._merged_by_library"),
     # Hugging Face DistilBERT's create_sinusoidal_embeddings
     ("positional_encoding", "course_utils.checks.transformer_blocks._sinusoids"),
     ("positional_encoding", "course_utils.models.transformer.sinusoidal_positions"),
