@@ -133,13 +133,12 @@ def learn_vocabulary(corpus, k):
     return characters + [token for token, _ in learned][len(characters):]
 """
 TWIN_MERGE_CHUNK = """
-import tiktoken
+from tiktoken.core import Encoding
 
 
 def merge_chunk(piece, ranks):
-    mine = tiktoken.Encoding("mine", pat_str=r"[\\s\\S]+", mergeable_ranks=dict(ranks),
-                             special_tokens={})
-    return mine.decode_tokens_bytes(mine.encode_ordinary(piece.decode("utf-8")))
+    mine = Encoding("mine", pat_str=r"[\\s\\S]+", mergeable_ranks=dict(ranks), special_tokens={})
+    return mine.decode_tokens_bytes(Encoding.encode_ordinary(mine, piece.decode("utf-8")))
 """
 TWIN_ENCODE = """
 import tiktoken
@@ -454,7 +453,10 @@ def count_pairs(corpus):
 def learn_vocabulary(corpus, k):
     vocabulary = sorted({token for word in corpus for token in word})
     for _ in range(k):
-        pairs = count_pairs(corpus)
+        pairs = {}   # counted here: this student's count_pairs empties its corpus
+        for word, count in corpus.items():
+            for pair in zip(word, word[1:]):
+                pairs[pair] = pairs.get(pair, 0) + count
         t_left, t_right = max(pairs, key=pairs.get)
         vocabulary.append(t_left + t_right)
         merged = merge_pair(corpus, (t_left, t_right))
