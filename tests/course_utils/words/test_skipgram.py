@@ -58,7 +58,8 @@ def test_the_trainers_windows_are_the_lectures_and_stop_at_sentences():
     ids = torch.arange(len(SENTENCE))
     context, valid = _window_positions(ids, _offsets(2), len(ids), torch.zeros_like(ids))
     centers = ids[:, None].expand_as(context)
-    pairs = [(SENTENCE[a], SENTENCE[b]) for a, b in zip(centers[valid], context[valid])]
+    found = zip(centers[valid].tolist(), context[valid].tolist(), strict=True)
+    pairs = [(SENTENCE[a], SENTENCE[b]) for a, b in found]
     assert Counter(pairs) == Counter(SAMPLE_PAIRS_C2)
     two_sentences = torch.tensor([0, 0, 1, 1, 1])  # "This is" | "a sample sentence"
     context, valid = _window_positions(ids, _offsets(2), len(ids), two_sentences)
