@@ -34,15 +34,6 @@ pytestmark = pytest.mark.notebook
 # table must shrink to empty: removing a leak from course_utils means deleting its line
 # here (the test fails until it is deleted); a new leak is never added to it.
 KNOWN = frozenset({
-    # 01_static_vs_contextual
-    ("cosine_matrix", "course_utils.checks.embeddings._cosines"),
-    ("cosine_matrix", "course_utils.words.embeddings.cosine_similarity"),
-    ("updated_embeddings", "course_utils.checks.embeddings._causal_update"),
-    # 02_skipgram
-    ("negative_sampling_loss", "course_utils.words.skipgram.negative_sampling_loss"),
-    ("window_loss", "course_utils.words.skipgram.window_loss"),
-    ("window_pairs", "course_utils.checks.skipgram._pairs"),
-    ("window_pairs", "course_utils.words.skipgram.window_pairs"),
     # 03_bpe
     ("count_pairs", "course_utils.tokens.bpe.count_pairs"),
     ("encode", "course_utils.checks.bpe._model_encode"),

@@ -26,7 +26,7 @@ def shipped():
 def test_functions_private_ones_and_methods_of_built_instances_are_candidates(shipped):
     candidates, _ = shipped
     assert "course_utils.tokens.bpe.count_pairs" in candidates
-    assert "course_utils.checks.embeddings._cosines" in candidates  # private, of the checks
+    assert "course_utils.checks.skipgram._context" in candidates  # private, of the checks
     assert "course_utils.models.minilm.MiniLMEncoder().embed" in candidates  # built bare
 
 

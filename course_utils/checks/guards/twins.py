@@ -24,51 +24,21 @@ __all__ = ["TORCH_TWINS", "TWINS"]
 # Both tables are read-only (a mapping proxy over tuples): a notebook cannot edit them.
 TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     # 01_static_vs_contextual
-    "embed": ("course_utils.words.embeddings.one_hot", "course_utils.words.embeddings.lookup"),
-    "cosine_matrix": (
-        "course_utils.words.embeddings.cosine_similarity",
-        "course_utils.checks.embeddings._cosines",
-    ),
-    "nearest_words": (
-        "course_utils.words.embeddings.nearest_neighbours",
-        "course_utils.words.embeddings.cosine_similarity",
-        "course_utils.checks.embeddings._cosines",
-    ),
-    "updated_embedding": (
-        "course_utils.words.embeddings.contextual_update",
-        "course_utils.checks.embeddings._causal_update",
-    ),
+    "embed": (),
+    "cosine_matrix": (),
+    "nearest_words": (),
+    "updated_embedding": (),
     "updated_embeddings": (
-        "course_utils.words.embeddings.contextual_update",
-        "course_utils.checks.embeddings._causal_update",
         "course_utils.models.attention.attention",
         "course_utils.models.attention.attention_weights",
         "course_utils.models.attention.masked_softmax",
         "course_utils.models.attention.causal_mask",
     ),
     # 02_skipgram
-    "window_pairs": (
-        "course_utils.words.skipgram.window_pairs",
-        "course_utils.words.skipgram.context_pairs",
-        "course_utils.checks.skipgram._pairs",
-    ),
-    "window_loss": (
-        "course_utils.words.skipgram.window_loss",
-        "course_utils.words.skipgram.objective",
-        "course_utils.words.skipgram.predicted_probabilities",
-        "course_utils.words.skipgram._pair_log_probabilities",
-        "course_utils.checks.skipgram._window_loss_variants",
-    ),
-    "sgd_step": (
-        "course_utils.words.skipgram.window_loss",
-        "course_utils.words.skipgram.objective",
-        "course_utils.words.skipgram.objective_gradient",
-        "course_utils.words.skipgram.predicted_probabilities",
-        "course_utils.words.skipgram._pair_log_probabilities",
-        "course_utils.checks.skipgram._window_loss_variants",
-        "course_utils.checks.skipgram._window_gradient",
-    ),
-    "negative_sampling_loss": ("course_utils.words.skipgram.negative_sampling_loss",),
+    "window_pairs": (),
+    "window_loss": (),
+    "sgd_step": (),
+    "negative_sampling_loss": (),
     # 03_bpe
     "count_pairs": ("course_utils.tokens.bpe.count_pairs",),
     "merge_pair": ("course_utils.tokens.bpe.merge_pair", "course_utils.tokens.bpe.merge_word"),

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.io import Tee
 
-import course_utils.words.embeddings
+import course_utils.words.word_eval
 from course_utils import checks, grading_kernel
 from course_utils.checks import guards
 from course_utils.checks.guards import (
@@ -217,7 +217,8 @@ def torch_script(x):
 
 
 def the_course_reference(x):
-    return course_utils.words.embeddings.cosine_similarity(x, x)
+    vectors = course_utils.words.word_eval.WordVectors([f"w{n}" for n in range(len(x))], x)
+    return vectors.unit @ vectors.unit.T
 
 
 def another_thread(x):
