@@ -290,12 +290,12 @@ def negative_sampling_loss(v_center, u_context, u_negatives):
 
 CHEAT = {
     "lazy_and_autograd": {
-        # the pairs computed only when the check looks at them
+        # the pairs computed only when the check looks at them: refused as not plain data
         "window_pairs": Cheat("""
 def window_pairs(words, c):
     return ((words[t], words[t + j]) for t in range(len(words)) for j in range(-c, c + 1)
             if j != 0 and 0 <= t + j < len(words))
-""", zero=True, flagged=True),
+""", zero=True),
         "sgd_step": Cheat("""
 def sgd_step(W, ids, t, c, lr):
     with torch.enable_grad():
