@@ -36,7 +36,7 @@ from .core import *  # noqa: F403
 from .embeddings import *  # noqa: F403
 from .feature_statistics import *  # noqa: F403
 from .guards import *  # noqa: F403
-from .guards.twins import *  # noqa: F403
+from .guards.records import TORCH_TWINS, TWINS  # noqa: F401
 from .linear_attention import *  # noqa: F403
 from .masked_attention import *  # noqa: F403
 from .pretraining import *  # noqa: F403
