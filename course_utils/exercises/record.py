@@ -37,13 +37,12 @@ class Oracle:
     ``expected(*inputs)``, a library's function on the test's inputs (never the answer
     written again); each of ``mistakes`` maps the message of a likely mistake to
     ``slip(expected, *inputs)``, what that mistake returns. The answer passes within
-    ``atol + rtol·|expected|`` (``checks.check_close``); a failure names the mistake whose
+    ``atol`` of each value (``checks.check_close``); a failure names the mistake whose
     value it matches, and shows the expected values only when ``reveal``."""
 
     expected: Callable
     mistakes: Mapping[str, Callable] = field(default_factory=dict)
     atol: float = 1e-5
-    rtol: float = 1e-4
     reveal: bool = False
 
     def __post_init__(self):
