@@ -1,13 +1,37 @@
 """The exercises of 07_linear_attention: one record each (``course_utils.exercises``)."""
 
+from course_utils.exercises.allowance import ATTENTION, LinearWork, NoSquareMatrix
 from course_utils.exercises.record import Exercise
 
 NOTEBOOK = "07_linear_attention"
 
 EXERCISES = (
-    Exercise("kernel_attention", NOTEBOOK, points=3, check="check_kernel_attention"),
-    Exercise("recurrent_step", NOTEBOOK, points=2, check="check_recurrent_step"),
+    Exercise("kernel_attention", NOTEBOOK, points=3, check="check_kernel_attention",
+             twins=("course_utils.models.linear_attention.linear_attention",
+                    "course_utils.models.linear_attention.fmm_attention",
+                    "course_utils.checks.linear_attention._quadratic",
+                    "notebook.softmax_attention",
+                    "notebook.similarity_attention"),
+             torch_twins=ATTENTION,
+             rules=(NoSquareMatrix, LinearWork)),
+    Exercise("recurrent_step", NOTEBOOK, points=2, check="check_recurrent_step",
+             twins=("course_utils.models.linear_attention.recurrent_linear_attention",
+                    "course_utils.models.linear_attention.linear_attention",
+                    "course_utils.checks.linear_attention._step")),
     Exercise("causal_linear_attention", NOTEBOOK, points=4,
-             check="check_causal_linear_attention"),
-    Exercise("separation", NOTEBOOK, points=2, check="check_separation"),
+             check="check_causal_linear_attention",
+             twins=("course_utils.models.linear_attention.linear_attention",
+                    "course_utils.models.linear_attention.recurrent_linear_attention",
+                    "course_utils.models.linear_attention._chunked_causal",
+                    "course_utils.models.linear_attention.fmm_attention",
+                    "course_utils.checks.linear_attention._quadratic",
+                    "course_utils.checks.linear_attention._step",
+                    "notebook.softmax_attention",
+                    "notebook.similarity_attention",
+                    "notebook.masked_kernel_attention"),
+             torch_twins=ATTENTION,
+             rules=(NoSquareMatrix, LinearWork)),
+    Exercise("separation", NOTEBOOK, points=2, check="check_separation",
+             twins=("course_utils.models.linear_attention.well_separation",
+                    "course_utils.checks.linear_attention._separation")),
 )
