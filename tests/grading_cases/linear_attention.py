@@ -51,35 +51,39 @@ def separation(queries, keys):
 
 
 TWIN_KERNEL = """
-from course_utils.models.linear_attention import linear_attention
+import torch.nn.functional as F
 
 def kernel_attention(q, k, v, feature_map):
-    return linear_attention(q, k, v, feature_map=feature_map)
+    weights = feature_map(q) @ feature_map(k).transpose(-2, -1)
+    zeros_q, zeros_k = torch.zeros_like(q[..., :1]), torch.zeros_like(k[..., :1])
+    return F.scaled_dot_product_attention(zeros_q, zeros_k, v, attn_mask=weights.log())
 """
 
 TWIN_STEP = """
-import course_utils.models.linear_attention as la
+import course_utils.checks.linear_attention as _checks_of_07
 
 def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
-    phi_k = feature_map(k_i)
+    phi_k, phi_q = feature_map(k_i), feature_map(q_i)
     S_new, z_new = S + torch.outer(phi_k, v_i), z + phi_k
-    past = la.recurrent_linear_attention(q_i[None], k_i[None], v_i[None], feature_map)[0]
-    phi_q = feature_map(q_i)
-    return S_new, z_new, (phi_q @ S_new) / (phi_q @ z_new) + 0 * past
+    weights, values = _checks_of_07._state_as_keys(phi_q, S, z, phi_k, v_i)
+    return S_new, z_new, _checks_of_07._attend(weights, values)[0]
 """
 
 TWIN_CAUSAL = """
-from course_utils.models.linear_attention import linear_attention
+import torch.nn.functional as F
 
 def causal_linear_attention(q, k, v, feature_map):
-    return linear_attention(q, k, v, feature_map=feature_map, causal=True, chunk_size=16)
+    weights = (feature_map(q) @ feature_map(k).transpose(-2, -1)).tril()
+    zeros_q, zeros_k = torch.zeros_like(q[..., :1]), torch.zeros_like(k[..., :1])
+    return F.scaled_dot_product_attention(zeros_q, zeros_k, v, attn_mask=weights.log())
 """
 
 TWIN_SEPARATION = """
-from course_utils.models.linear_attention import well_separation
+from scipy.spatial.distance import cdist
 
 def separation(queries, keys):
-    return well_separation(queries, keys)
+    centre = keys.mean(dim=0, keepdim=True).numpy()
+    return float(cdist(keys.numpy(), centre).max() / cdist(queries.numpy(), centre).min())
 """
 
 WRONG = {
@@ -309,26 +313,26 @@ def causal_linear_attention(q, k, v, feature_map):
     worker.join()
     return found[0]
 """, zero=True),
-        # the course's well_separation rebuilt from its code object
+        # SciPy's cdist rebuilt from its code object
         "separation": Cheat("""
 import types
 
-import course_utils.models.linear_attention as _library
+import scipy.spatial.distance as _library
 
-_copy = types.FunctionType(_library.well_separation.__code__,
-                           _library.well_separation.__globals__, "copy")
+_copy = types.FunctionType(_library.cdist.__code__, _library.cdist.__globals__, "copy")
 
 
 def separation(queries, keys):
-    return _copy(queries, keys)
+    centre = keys.mean(dim=0, keepdim=True).numpy()
+    return float(_copy(keys.numpy(), centre).max() / _copy(queries.numpy(), centre).min())
 """, zero=True),
     },
-    # the check's reference replaced: a wrong answer (always 0) then matches
+    # the check's property replaced: a wrong answer (always 0) then passes it
     "replaces_the_checks_separation": {
         "separation": Cheat("""
 import course_utils.checks.linear_attention as _checks_of_07
 
-_checks_of_07._separation = lambda queries, keys, **variant: torch.zeros((), dtype=torch.float64)
+_checks_of_07._tight = lambda delta, spread, distance, tol: True
 
 
 def separation(queries, keys):

@@ -209,31 +209,19 @@ TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     ),
     # 07_linear_attention
     "kernel_attention": (
-        "course_utils.models.linear_attention.linear_attention",
         "course_utils.models.linear_attention.fmm_attention",
-        "course_utils.checks.linear_attention._quadratic",
         "notebook.softmax_attention",
         "notebook.similarity_attention",
     ),
     "recurrent_step": (
-        "course_utils.models.linear_attention.recurrent_linear_attention",
-        "course_utils.models.linear_attention.linear_attention",
-        "course_utils.checks.linear_attention._step",
     ),
     "causal_linear_attention": (
-        "course_utils.models.linear_attention.linear_attention",
-        "course_utils.models.linear_attention.recurrent_linear_attention",
-        "course_utils.models.linear_attention._chunked_causal",
         "course_utils.models.linear_attention.fmm_attention",
-        "course_utils.checks.linear_attention._quadratic",
-        "course_utils.checks.linear_attention._step",
         "notebook.softmax_attention",
         "notebook.similarity_attention",
         "notebook.masked_kernel_attention",
     ),
     "separation": (
-        "course_utils.models.linear_attention.well_separation",
-        "course_utils.checks.linear_attention._separation",
     ),
     # 08_random_fourier_features: the library's answers, and the check's integration
     "gaussian_kernel": (
