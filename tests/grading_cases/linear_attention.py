@@ -51,12 +51,14 @@ def separation(queries, keys):
 
 
 TWIN_KERNEL = """
-import torch.nn.functional as F
+from course_utils.models.linear_attention import fmm_attention
 
 def kernel_attention(q, k, v, feature_map):
-    weights = feature_map(q) @ feature_map(k).transpose(-2, -1)
-    zeros_q, zeros_k = torch.zeros_like(q[..., :1]), torch.zeros_like(k[..., :1])
-    return F.scaled_dot_product_attention(zeros_q, zeros_k, v, attn_mask=weights.log())
+    def far(q, k, v, phi):
+        weights = phi(q) @ phi(k).transpose(-2, -1)
+        return weights @ v / weights.sum(-1, keepdim=True)
+
+    return fmm_attention(q, k, v, 0, far, w_near=0.0, w_far=1.0, feature_maps=feature_map)
 """
 
 TWIN_STEP = """
@@ -70,12 +72,15 @@ def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
 """
 
 TWIN_CAUSAL = """
-import torch.nn.functional as F
+from course_utils.models.linear_attention import fmm_attention
 
 def causal_linear_attention(q, k, v, feature_map):
-    weights = (feature_map(q) @ feature_map(k).transpose(-2, -1)).tril()
-    zeros_q, zeros_k = torch.zeros_like(q[..., :1]), torch.zeros_like(k[..., :1])
-    return F.scaled_dot_product_attention(zeros_q, zeros_k, v, attn_mask=weights.log())
+    def far(q, k, v, phi):
+        weights = (phi(q) @ phi(k).transpose(-2, -1)).tril()
+        return weights @ v / weights.sum(-1, keepdim=True)
+
+    return fmm_attention(q, k, v, 0, far, w_near=0.0, w_far=1.0, feature_maps=feature_map,
+                         causal=True)
 """
 
 TWIN_SEPARATION = """
