@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from course_utils.checks.guards.twins import TWINS
+from course_utils.checks.guards.records import TWINS
 from tests.support import in_kernel
 from tests.support.shipped_functions import (
     fits,
