@@ -40,12 +40,6 @@ KNOWN = frozenset({
     ("merge_chunk", "course_utils.tokens.byte_merges._byte_pair_merge"),
     ("merge_chunk", "course_utils.tokens.byte_merges._byte_pair_merge_fast"),
     ("merge_pair", "course_utils.tokens.bpe.merge_pair"),
-    # 07_linear_attention
-    ("causal_linear_attention", "course_utils.models.linear_attention.recurrent_linear_attention"),
-    ("kernel_attention", "course_utils.models.linear_attention.linear_attention"),
-    ("recurrent_step", "course_utils.checks.linear_attention._step"),
-    ("separation", "course_utils.checks.linear_attention._separation"),
-    ("separation", "course_utils.models.linear_attention.well_separation"),
 })
 
 # Shipped functions that pass an exercise's tests because they are the library's own op,
