@@ -41,10 +41,7 @@ TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     "updated_embeddings": (
         "course_utils.words.embeddings.contextual_update",
         "course_utils.checks.embeddings._causal_update",
-        "course_utils.models.attention.attention",
         "course_utils.models.attention.attention_weights",
-        "course_utils.models.attention.masked_softmax",
-        "course_utils.models.attention.causal_mask",
     ),
     # 02_skipgram
     "window_pairs": (
@@ -116,46 +113,23 @@ TWINS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     ),
     # 04_alpha3_by_hand
     "causal_softmax": (
-        "course_utils.models.attention.masked_softmax",
-        "course_utils.models.attention.causal_mask",
         "course_utils.models.attention.attention_weights",
-        "course_utils.models.attention.attention",
     ),
     "causal_attention": (
-        "course_utils.models.attention.attention",
         "course_utils.models.attention.attention_weights",
-        "course_utils.models.attention.attention_scores",
-        "course_utils.models.attention.masked_softmax",
-        "course_utils.models.attention.causal_mask",
     ),
     # 05_masked_attention
     "attention_update": (
-        "course_utils.models.attention.attention",
         "course_utils.models.attention.attention_weights",
-        "course_utils.models.attention.masked_softmax",
-        "course_utils.models.attention.attention_scores",
-        "course_utils.checks.masked_attention._update",
     ),
     "padding_mask": (
-        "course_utils.models.attention.causal_mask",
-        "course_utils.checks.masked_attention._key_mask",
     ),
     "split_heads": (
-        "course_utils.models.attention.MultiHeadAttention.split_heads",
         "course_utils.models.attention.MultiHeadAttention.forward",
     ),
     "multi_head_attention": (
         "course_utils.models.attention.MultiHeadAttention.forward",
-        "course_utils.models.attention.MultiHeadAttention.forward_steps",
-        "course_utils.models.attention.MultiHeadAttention.forward_fused",
-        "course_utils.models.attention.MultiHeadAttention.split_heads",
-        "course_utils.models.attention.MultiHeadAttention.merge_heads",
-        "course_utils.models.attention.attention",
         "course_utils.models.attention.attention_weights",
-        "course_utils.models.attention.masked_softmax",
-        "course_utils.models.attention.attention_scores",
-        "course_utils.models.attention.causal_mask",
-        "course_utils.checks.masked_attention._multi_head",
         "course_utils.checks.masked_attention._pytorch_reference",
         "torch.nn.MultiheadAttention.forward",
     ),
