@@ -17,7 +17,8 @@ TOKENS = ["I", "am", "good"]
 
 def test_heatmap_labels_axes_with_tokens_and_marks_masked_entries():
     alpha = attention_weights(torch.randn(3, 4), torch.randn(3, 4), causal=True)
-    ax = plot_attention(alpha, TOKENS, mask=torch.ones(3, 3, dtype=torch.bool).tril(), title="causal")
+    past = torch.ones(3, 3, dtype=torch.bool).tril()
+    ax = plot_attention(alpha, TOKENS, mask=past, title="causal")
     assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS
     assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
     texts = [t.get_text() for t in ax.texts]
