@@ -6,12 +6,17 @@
   (``functools.cache``, ``@checked_plainly``): a student can paste any of them;
 * the static and class methods of each class it defines, called on the class;
 * the methods of each class it defines that can be built without arguments, called on an
-  instance built so (``BytePairTokenizer().encode``).
+  instance built so (``MiniLMEncoder().embed``);
+* the methods of each class that needs arguments, called on an instance built at each
+  call from the arguments :data:`ARGUMENTS` declares for it: small values, what to read
+  off the call's own inputs (the size of a tensor, a whole number, the first input:
+  ``in_kernel.SIZE``, ``COUNT``, ``FIRST``) or what a function makes
+  (``in_kernel.made_by``): ``MultiHeadAttention(embed_dim=x.shape[-1], num_heads=2)
+  .forward`` for ``split_heads(x, 2)``, the cl100k ``BytePairTokenizer``'s ``encode``.
 
 What it skips, and why (:func:`shipped_candidates` returns them, each with its reason):
 
-* the methods of a class that needs arguments to be built: no call of the exercise's
-  inputs reaches them without an instance, and the instance is no input of the test;
+* the methods of a named tuple (``_replace``, ``_asdict``): the tuple's, not the course's;
 * special methods (``__init__``, ``__repr__``, ``__call__``...): the object's protocol,
   reached through the class or its instances, never called as an exercise's function;
 * properties: they take no argument;
@@ -40,29 +45,57 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MACHINERY", "Candidate", "Skipped", "fits", "machinery", "required_positional",
-           "same_tree", "shipped_candidates"]
+from tests.support.in_kernel import COUNT, FIRST, SIZE, made_by
+
+__all__ = ["ARGUMENTS", "MACHINERY", "Candidate", "Skipped", "fits", "machinery",
+           "required_positional", "same_tree", "shipped_candidates"]
 
 MACHINERY = ("course_utils.checks.guards", "course_utils.grading_kernel",
              "course_utils.switches")
+
+# How each class of the package that needs arguments is built for a probe: {argument: a
+# value, or what to read off the inputs}, or what makes the whole instance. A class that
+# needs arguments and is missing here fails test_shipped_candidates.
+_TINY_GPT = made_by("course_utils.models.gpt.GPTConfig", vocab_size=64, block_size=16,
+                    d_model=16, n_layers=1, n_heads=2, dim_feedforward=32)
+_BLOCK = {"d_model": SIZE, "nhead": COUNT, "dim_feedforward": 32, "dropout": 0.0}
+ARGUMENTS: dict[str, dict | tuple] = {
+    "course_utils.models.attention.MultiHeadAttention": {"embed_dim": SIZE, "num_heads": COUNT},
+    "course_utils.models.linear_gpt.KernelSelfAttention": {
+        "embed_dim": SIZE, "num_heads": COUNT, "kind": "linear"},
+    "course_utils.models.linear_gpt.NoAttention": {"embed_dim": SIZE},
+    "course_utils.models.transformer.TransformerBlock": _BLOCK,
+    "course_utils.models.transformer.DecoderBlock": _BLOCK,
+    "course_utils.models.gpt.TinyGPT": {"config": _TINY_GPT},
+    "course_utils.models.linear_gpt.AttentionGPT": {"config": _TINY_GPT},
+    "course_utils.models.span_qa.SpanQA": {
+        "encoder": made_by("course_utils.models.minilm.MiniLMEncoder")},
+    "course_utils.student.OwnNumbers": {"purpose": "probe", "student": None},
+    "course_utils.tokens.bpe._IncrementalCounts": {"corpus": FIRST},
+    "course_utils.tokens.byte_bpe.BytePairTokenizer": made_by("course_utils.tokens.cl100k.cl100k"),
+    "course_utils.words.word_eval.WordVectors": {
+        "words": ("king", "queen"), "vectors": made_by("torch.eye", n=2)},
+}
 
 
 @dataclass(frozen=True)
 class Candidate:
     """A function students receive: ``module.qualname``, called on an instance of its class
-    built without arguments when ``built``."""
+    when ``built``: built from ``arguments`` (as :data:`ARGUMENTS` says) or without any."""
 
     module: str
     qualname: str
     built: bool = False
     signature: inspect.Signature | None = None
+    arguments: tuple = ()
 
     @property
     def name(self) -> str:
-        """``course_utils.tokens.bpe.count_pairs``, ``....BytePairTokenizer().encode``."""
+        """``course_utils.tokens.bpe.count_pairs``, ``....MiniLMEncoder().embed``,
+        ``....MultiHeadAttention(...).forward``."""
         owner, _, attribute = self.qualname.rpartition(".")
         if self.built:
-            return f"{self.module}.{owner}().{attribute}"
+            return f"{self.module}.{owner}({'...' if self.arguments else ''}).{attribute}"
         return f"{self.module}.{self.qualname}"
 
     def fits(self, required: int) -> bool:
@@ -114,7 +147,8 @@ def _defined_function(value, module: str) -> bool:
 
 def _of_class(module: str, cls: type) -> tuple[list[Candidate], list[Skipped]]:
     """The candidates and the skipped methods of ``cls``, its own methods only."""
-    buildable = _buildable(cls)
+    arguments = _arguments(module, cls)
+    record = issubclass(cls, tuple) and hasattr(cls, "_fields")
     candidates, skipped = [], []
     for name, attribute in vars(cls).items():
         qualname = f"{cls.__qualname__}.{name}"
@@ -128,20 +162,28 @@ def _of_class(module: str, cls: type) -> tuple[list[Candidate], list[Skipped]]:
             continue
         elif name.startswith("__") and name.endswith("__"):
             skipped.append(Skipped(where, "a special method: the object's protocol"))
-        elif not buildable:
-            skipped.append(Skipped(where, f"{cls.__name__} needs arguments to be built"))
+        elif record:
+            skipped.append(Skipped(where, "a named tuple's method, not the course's"))
+        elif arguments is None:
+            skipped.append(Skipped(where, f"{cls.__name__} needs arguments to be built, and "
+                                          "ARGUMENTS does not say which"))
         else:
             signature = _signature(attribute)
             if signature is not None:
                 signature = signature.replace(parameters=list(signature.parameters.values())[1:])
-            candidates.append(Candidate(module, qualname, built=True, signature=signature))
+            candidates.append(Candidate(module, qualname, built=True, signature=signature,
+                                        arguments=arguments))
     return candidates, skipped
 
 
-def _buildable(cls: type) -> bool:
-    """Whether ``cls()`` needs no argument (by its signature: nothing is built here)."""
+def _arguments(module: str, cls: type) -> tuple | None:
+    """How ``cls`` is built: () without arguments (by its signature: nothing is built
+    here), else its :data:`ARGUMENTS` as a tuple, None when it has none."""
     signature = _signature(cls)
-    return signature is not None and fits(signature, 0)
+    if signature is not None and fits(signature, 0):
+        return ()
+    declared = ARGUMENTS.get(f"{module}.{cls.__qualname__}")
+    return tuple(declared.items()) if isinstance(declared, dict) else declared
 
 
 def _signature(value) -> inspect.Signature | None:
