@@ -8,12 +8,14 @@ for the computation itself as exercises; the course holds no version of its own.
   attention weights of PyTorch's ``F.scaled_dot_product_attention``, which returns only
   outputs: called with the identity matrix as its values, row i of its output is query
   i's weights over the keys. Masks follow that function (True where query i MAY attend
-  to key j; ``causal=True`` is its ``is_causal``), and so does a query with no allowed
-  key (a row of zeros).
+  to key j; ``causal=True`` is its ``is_causal``, and both may be given), and so does a
+  query with no allowed key (a row of zeros).
 - ``MultiHeadAttention`` is ``nn.MultiheadAttention(embed_dim, num_heads, bias=bias,
-  batch_first=True)``, computed by PyTorch's ``F.multi_head_attention_forward``, with the
-  mask convention of ``attention_weights`` (``nn.MultiheadAttention`` blocks where its
-  mask is True) and one map of weights per head.
+  batch_first=True)`` with the mask convention of ``attention_weights``
+  (``nn.MultiheadAttention`` blocks where its mask is True) and one map of weights per
+  head: PyTorch's ``F.multi_head_attention_forward`` when the weights are asked for, else
+  its in-projection, ``F.scaled_dot_product_attention`` on the heads and its
+  out-projection (as the fused path of ``nn.MultiheadAttention`` itself).
 
 Shapes: q is (..., n_q, d_k), k is (..., n_k, d_k). Everything runs on the device of its
 inputs.
@@ -72,9 +74,9 @@ class MultiHeadAttention(nn.MultiheadAttention):
     """``nn.MultiheadAttention(embed_dim, num_heads, bias=bias, dropout=dropout,
     batch_first=True)``: its parameters (``in_proj_weight`` holds W_Qᵀ, W_Kᵀ, W_Vᵀ
     stacked, as ``nn.Linear`` stores transposes; ``in_proj_bias``; ``out_proj``), its
-    initialisation (and the draws of the course's earlier layer of this name, so that a
-    seed gives the weights it always gave), and its computation,
-    ``F.multi_head_attention_forward``.
+    initialisation, then W_O drawn once more and b_O = 0 (the draws this layer always made:
+    a seed gives the weights it always gave), and its computation (see the module's
+    docstring). ``attend`` computes the heads; 07's linear attention replaces it.
 
     ``forward(query, key=None, value=None, mask=None, causal=False, need_weights=False)``
 
@@ -87,7 +89,9 @@ class MultiHeadAttention(nn.MultiheadAttention):
       1, n_k) for a padding mask. ``causal=True`` also keeps j ≤ i only.
     - Returns ``(output, weights)``: output is (batch, n_q, d); weights (batch, heads,
       n_q, n_k), one map per head (``average_attn_weights=False``), when
-      ``need_weights=True``, else None.
+      ``need_weights=True``, else None. A query with no allowed key gets the output b_O
+      (zero weights, the fused kernel's convention), or NaN when the weights are asked
+      for (``nn.MultiheadAttention``'s).
     """
 
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, *, dropout: float = 0.0):
@@ -104,7 +108,7 @@ class MultiHeadAttention(nn.MultiheadAttention):
             raise ValueError(f"dropout must be in [0, 1); got {dropout}")
         super().__init__(embed_dim, num_heads, dropout=float(dropout), bias=bias,
                          batch_first=True)
-        # the course's earlier layer drew W_O once more after W_Q, W_K, W_V: so does this one
+        # W_O drawn once more after W_Q, W_K, W_V, as this layer always did
         self.out_proj.reset_parameters()
         if bias:
             nn.init.zeros_(self.out_proj.bias)
