@@ -28,6 +28,9 @@ from . import (
     random_features,
     transformer_blocks,
 )
+from course_utils.exercises import EXERCISES as _EXERCISES
+from course_utils.exercises.record import Oracle as _Oracle
+
 from . import guards as _guards
 from .attention import *  # noqa: F403
 from .bpe import *  # noqa: F403
@@ -36,7 +39,7 @@ from .core import *  # noqa: F403
 from .embeddings import *  # noqa: F403
 from .feature_statistics import *  # noqa: F403
 from .guards import *  # noqa: F403
-from .guards.twins import *  # noqa: F403
+from .guards.records import TORCH_TWINS, TWINS  # noqa: F401
 from .linear_attention import *  # noqa: F403
 from .masked_attention import *  # noqa: F403
 from .pretraining import *  # noqa: F403
@@ -54,6 +57,9 @@ MISTAKES_BY_TOPIC: dict[str, dict[str, str]] = {
     "pretraining": pretraining.PRETRAINING_MISTAKES,
     "random_features": random_features.RF_MISTAKES,
     "transformer_blocks": transformer_blocks.BLOCK_MISTAKES,
+    # the mistakes the records' oracles name (course_utils.exercises.record.Oracle)
+    "records": {text: text for record in _EXERCISES.values() if isinstance(record.check, _Oracle)
+                for text in record.check.mistakes},
 }
 
 _guards.record_baseline()

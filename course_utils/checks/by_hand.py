@@ -144,6 +144,16 @@ def _in_range(average: torch.Tensor, values: torch.Tensor, rows, name: str,
             f"value it averages, and your {', '.join(map(str, outside))} does not: {hint}")
 
 
+def _agreement(name: str, off: list[int], disagrees: str, passed: str, why: str = "") -> None:
+    """Note that ``name`` is not ``disagrees`` (the student's other numbers worked on) at the
+    entries ``off``, and ``why``; or, where none is off, that it ``passed``."""
+    if off:
+        _note(name, f"{disagrees}: entries {off} (counting from 1) differ by more than the "
+              f"rounding allows{why}")
+    else:
+        _passed(name, passed)
+
+
 def _passed(name: str, what: str, whose: str = "sentence") -> None:
     """Say what the check saw, and that it does not know whether the numbers are right."""
     print(f"✓ {name}: {what}; whether right for your own {whose} is checked when your work "
@@ -173,13 +183,10 @@ def check_own_alpha_3(actual, scores, name: str = "alpha_3_by_hand") -> None:
     _sums_to_one(alpha, name, "alpha_3_by_hand")
     own = _typed(scores, 3)
     off = [] if own is None else _off(alpha, torch.softmax(own, dim=0), "alpha_3_by_hand")
-    if off:
-        _note(name, f"these weights are not the softmax of your own scores_3_by_hand: entries "
-              f"{off} (counting from 1) differ by more than the rounding allows (each α_3j is "
-              "e^score_3j divided by the sum of the three e^score_3l)")
-    else:
-        _passed(name, "three weights summing to 1" + (
-            "" if own is None else ", the softmax of your scores_3_by_hand"))
+    _agreement(name, off, "these weights are not the softmax of your own scores_3_by_hand",
+               "three weights summing to 1" + (
+                   "" if own is None else ", the softmax of your scores_3_by_hand"),
+               " (each α_3j is e^score_3j divided by the sum of the three e^score_3l)")
 
 
 @checked_plainly
@@ -198,13 +205,10 @@ def check_own_output_3(actual, alpha, name: str = "a_3_by_hand") -> None:
     entries = [f"entry {i}" for i in range(1, values.shape[1] + 1)]
     _in_range(output, values, entries, name, "a_3_by_hand",
               "are your weights α₃ positive, and do they sum to 1?")
-    if off:
-        _note(name, f"this is not α_31 v_1 + α_32 v_2 + α_33 v_3 of your own alpha_3_by_hand "
-              f"and your sentence's values: entries {off} (counting from 1) differ by more "
-              "than the rounding allows")
-    else:
-        _passed(name, "four numbers" + (
-            "" if weights is None else ", your alpha_3_by_hand times your sentence's values"))
+    passed = "four numbers" + (
+        "" if weights is None else ", your alpha_3_by_hand times your sentence's values")
+    _agreement(name, off, "this is not α_31 v_1 + α_32 v_2 + α_33 v_3 of your own "
+               "alpha_3_by_hand and your sentence's values", passed)
 
 
 @checked_plainly

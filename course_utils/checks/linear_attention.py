@@ -1,14 +1,20 @@
 """Diagnostic checks for notebook 07: kernel attention, the recurrent step, causal linear
 attention and the separation of a block of keys from a block of queries.
 
-The references are the quadratic forms of the slides, written out in float64 with an
-explicit N × N matrix of similarities φ(q_i)ᵀφ(k_j) (masked where needed), independently
-of ``course_utils.models.linear_attention`` (which never builds that matrix).
+The expected outputs come from PyTorch's ``scaled_dot_product_attention``, which the
+exercises refuse: with all-zero queries and keys its weights are softmax(M) for the mask M
+it is given, and softmax(log s) = s / Σ s, so the mask log φ(Q)φ(K)ᵀ (−∞ where a key is
+masked) makes it the weighted average of the values that attention with the similarity
+φ(q)ᵀφ(k) is, in float64 with its N × N matrix. A mistake is named by that call on other
+similarities (swapped, masked otherwise, rescaled inputs) or by a transformation of its
+output. The recurrent step's output is the last row of that call on a short sequence whose
+first r keys stand for the state. The separation δ is checked by its two properties: every
+pair of a query and a key satisfies the inequality with it, and some pair does not with a
+slightly smaller δ.
 """
 
-import math
-
 import torch
+import torch.nn.functional as F
 
 from .core import as_tensor, check_close
 from .guards import checked_plainly
@@ -71,6 +77,7 @@ LINEAR_MISTAKES = {
 }
 
 
+
 def _float64(*pairs):
     return [as_tensor(t, label) for t, label in pairs]
 
@@ -79,73 +86,78 @@ def _features(feature_map, x: torch.Tensor) -> torch.Tensor:
     return as_tensor(feature_map(x), "feature_map(x)")
 
 
-def _similarities(phi_q, phi_k, keep: str = "all") -> torch.Tensor:
-    """φ(q_i)ᵀφ(k_j) as an (..., N_q, N_k) matrix, kept where the mask says."""
-    sim = phi_q @ phi_k.transpose(-2, -1)
-    n_q, n_k = sim.shape[-2:]
-    if keep == "all":
-        return sim
+def _broadcast(*tensors: torch.Tensor) -> list[torch.Tensor]:
+    """The tensors with their leading (batch, head) axes broadcast to one shape."""
+    lead = torch.broadcast_shapes(*(t.shape[:-2] for t in tensors))
+    return [t.expand(*lead, *t.shape[-2:]) for t in tensors]
+
+
+def _softmax_attention(q, k, v, causal=False) -> torch.Tensor:
+    """softmax(q kᵀ / √D) v, causal or not: PyTorch's own."""
+    return F.scaled_dot_product_attention(*_broadcast(q, k, v), is_causal=causal)
+
+
+def _attend(weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Row i: Σ_j w_ij v_j / Σ_j w_ij, for weights w ≥ 0 of shape (..., N_q, N_k), by
+    ``scaled_dot_product_attention`` with zero queries and keys and the mask log w (a zero
+    weight is a masked key); a row of zero weights is 0/0 (NaN), as the formula gives."""
+    weights, v = _broadcast(weights, v)
+    zeros = weights.new_zeros(*weights.shape[:-1], 1)
+    keys = weights.new_zeros(*weights.shape[:-2], weights.shape[-1], 1)
+    out = F.scaled_dot_product_attention(zeros, keys, v, attn_mask=weights.log())
+    return out.masked_fill(weights.sum(-1, keepdim=True) == 0, float("nan"))
+
+
+def _signed(weights: torch.Tensor, allowed: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The same average for weights of any sign on the keys ``allowed`` (a boolean matrix):
+    each row shifted by c ≥ 0 to be positive, averaged by ``_attend``, shifted back, since
+    Σ_j w_ij v_j = Σ_j (w_ij + c) v_j − c Σ_j v_j over the allowed keys, and so for Σ_j w_ij."""
+    allowed = allowed.to(weights)
+    shift = (1 - weights.amin(dim=-1, keepdim=True)).clamp(min=0)
+    shifted = (weights + shift) * allowed
+    total = shifted.sum(-1, keepdim=True)
+    numerator = _attend(shifted, v) * total - shift * (allowed @ v)
+    return numerator / (total - shift * allowed.sum(-1, keepdim=True))
+
+
+def _keys(n_q: int, n_k: int, keep: str) -> torch.Tensor:
+    """Boolean (n_q, n_k): the keys each query sees, all, the past j ≤ i, the strict past
+    j < i or the future j ≥ i."""
     past = torch.ones(n_q, n_k, dtype=torch.bool).tril()
-    allowed = {"past": past, "strict": past.tril(-1), "future": past.T}[keep]
-    return sim * allowed
-
-
-def _quadratic(phi_q, phi_k, v, keep="all", keep_normaliser=None, normalise=True):
-    """V′_i = Σ_j sim_ij V_j / Σ_j sim_ij with an explicit N × N matrix of similarities."""
-    sim = _similarities(phi_q, phi_k, keep)
-    numerator = sim @ v
-    if not normalise:
-        return numerator
-    normaliser = _similarities(phi_q, phi_k, keep_normaliser or keep).sum(-1, keepdim=True)
-    return numerator / normaliser
-
-
-def _softmax_attention(q, k, v, causal=False):
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    if causal:
-        n_q, n_k = scores.shape[-2:]
-        past = torch.ones(n_q, n_k, dtype=torch.bool).tril()
-        scores = scores.masked_fill(~past, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return {"all": torch.ones_like(past), "past": past, "strict": past.tril(-1),
+            "future": torch.ones_like(past).triu()}[keep]
 
 
 @checked_plainly
 def check_kernel_attention(actual, q, k, v, feature_map, name="kernel_attention",
                            atol=1e-4) -> None:
-    """Fail unless ``actual`` is V′_i = φ(Q_i)ᵀ(Σ_j φ(K_j)V_jᵀ) / φ(Q_i)ᵀ Σ_j φ(K_j).
+    """Fail unless ``actual`` is attention with the similarity φ(q)ᵀφ(k): row i the average
+    of the values weighted by φ(Q_i)ᵀφ(K_j) over every key j (see the module docstring).
 
     q (..., N_q, D), k (..., N_k, D), v (..., N_k, D_v); every query sees every key.
     ``feature_map`` maps tensors (..., D) → (..., r) with values > 0.
     """
     q, k, v = _float64((q, "q"), (k, "k"), (v, "v"))
     phi_q, phi_k = _features(feature_map, q), _features(feature_map, k)
-    scale = q.shape[-1] ** -0.25
     sim = phi_q @ phi_k.transpose(-2, -1)
+    expected = _attend(sim, v)
+    row_sums = sim.sum(-1, keepdim=True)
+    scale = q.shape[-1] ** -0.25
+    scaled = _features(feature_map, q * scale) @ _features(feature_map, k * scale).transpose(-2, -1)
+    n_q, n_k = sim.shape[-2:]
     mistakes = {
-        LINEAR_MISTAKES["no_normaliser"]: _quadratic(phi_q, phi_k, v, normalise=False),
-        LINEAR_MISTAKES["no_feature_map"]: _quadratic(q, k, v),
+        LINEAR_MISTAKES["no_normaliser"]: expected * row_sums,
+        LINEAR_MISTAKES["no_feature_map"]: _signed(q @ k.transpose(-2, -1),
+                                                   _keys(n_q, n_k, "all"), v),
         LINEAR_MISTAKES["softmax"]: _softmax_attention(q, k, v),
-        LINEAR_MISTAKES["scaled"]: _quadratic(_features(feature_map, q * scale),
-                                              _features(feature_map, k * scale), v),
-        LINEAR_MISTAKES["global_normaliser"]: sim @ v / sim.sum((-2, -1), keepdim=True),
+        LINEAR_MISTAKES["scaled"]: _attend(scaled, v),
+        LINEAR_MISTAKES["global_normaliser"]:
+            expected * row_sums / sim.sum((-2, -1), keepdim=True),
     }
-    if q.shape[-2] == k.shape[-2]:
-        mistakes[LINEAR_MISTAKES["q_k_swapped"]] = _quadratic(phi_k, phi_q, v)
-        mistakes[LINEAR_MISTAKES["causal_kernel"]] = _quadratic(phi_q, phi_k, v, keep="past")
-    check_close(actual, _quadratic(phi_q, phi_k, v), name, atol=atol, mistakes=mistakes,
-                reveal=False)
-
-
-def _step(s, z, q_i, k_i, v_i, feature_map, *, outer=None, state_phi=True, accumulate=True,
-          old=False, output_phi=True):
-    """One step of the recurrence (and models of its mistakes): (S_i, z_i, V′_i)."""
-    phi_k = _features(feature_map, k_i) if state_phi else k_i
-    phi_q = _features(feature_map, q_i) if output_phi else q_i
-    new = torch.outer(phi_k, v_i) if outer is None else outer
-    s_i = s + new if accumulate else new
-    z_i = z + phi_k if accumulate else phi_k
-    s_out, z_out = (s, z) if old else (s_i, z_i)
-    return s_i, z_i, (phi_q @ s_out) / (phi_q @ z_out)
+    if n_q == n_k:
+        mistakes[LINEAR_MISTAKES["q_k_swapped"]] = _attend(phi_k @ phi_q.transpose(-2, -1), v)
+        mistakes[LINEAR_MISTAKES["causal_kernel"]] = _attend(sim * _keys(n_q, n_k, "past"), v)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)
 
 
 def _three(actual, name):
@@ -158,90 +170,123 @@ def _three(actual, name):
     return actual
 
 
+def _state_as_keys(query_features, s, z, phi_k, v_i):
+    """A sequence whose last row of causal attention is the step's output: r keys stand for
+    the state (key m with features z_m e_m and value S_m / z_m, a row of S that is 0 where
+    z_m = 0, as a state a sequence leaves), then token i's own key. Its weights as seen
+    from ``query_features`` (1, r + 1) and its values (r + 1, D_v)."""
+    weights = torch.cat([query_features * z, (query_features @ phi_k).reshape(1)])[None, :]
+    past = torch.where(z[:, None] > 0, s / z[:, None], torch.zeros_like(s))
+    return weights, torch.cat([past, v_i[None, :]])
+
+
 @checked_plainly
 def check_recurrent_step(actual, s, z, q_i, k_i, v_i, feature_map, name="recurrent_step",
                          atol=1e-4) -> None:
-    """Fail unless ``actual`` is (S_i, z_i, V′_i) with S_i = S_{i−1} + φ(k_i)v_iᵀ (r, D_v),
-    z_i = z_{i−1} + φ(k_i) (r,) and V′_i = φ(q_i)ᵀS_i / φ(q_i)ᵀz_i (D_v,)."""
+    """Fail unless ``actual`` is (S_i, z_i, V′_i): the state after token i, S_i = Σ_{j ≤ i}
+    φ(k_j)v_jᵀ (r, D_v) and z_i = Σ_{j ≤ i} φ(k_j) (r,) from the state S_{i−1}, z_{i−1}
+    before it, and token i's output (D_v,), the last row of causal attention on a sequence
+    that leaves that state (see ``_state_as_keys``)."""
     s, z, q_i, k_i, v_i = _float64((s, "S"), (z, "z"), (q_i, "q_i"), (k_i, "k_i"), (v_i, "v_i"))
     s_got, z_got, out_got = _three(actual, name)
-    s_i, z_i, out = _step(s, z, q_i, k_i, v_i, feature_map)
-    phi_k = _features(feature_map, k_i)
+    phi_k, phi_q = _features(feature_map, k_i), _features(feature_map, q_i)
+    term = torch.outer(phi_k, v_i)  # token i's term of the sums
+    s_i, z_i = s + term, z + phi_k
     s_got_t = as_tensor(s_got, f"{name}: S_i")
     if s_got_t.shape == s_i.shape[::-1] and s_i.shape[0] != s_i.shape[1]:
         raise AssertionError(f"{name}: S_i is not right: {LINEAR_MISTAKES['outer_transposed']}.")
     same_size = k_i.shape == phi_k.shape  # r = D: the raw key fits the state too
-    s_mistakes = {LINEAR_MISTAKES["not_accumulated_s"]: torch.outer(phi_k, v_i)}
+    s_mistakes = {LINEAR_MISTAKES["not_accumulated_s"]: term}
     z_mistakes = {LINEAR_MISTAKES["not_accumulated_z"]: phi_k}
     if same_size:
         s_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = s + torch.outer(k_i, v_i)
         z_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = z + k_i
     if s.shape[0] == s.shape[1]:
-        s_mistakes[LINEAR_MISTAKES["outer_transposed"]] = s + torch.outer(v_i, phi_k)
+        s_mistakes[LINEAR_MISTAKES["outer_transposed"]] = s + term.T
     check_close(s_got_t, s_i, f"{name}: S_i", atol=atol, mistakes=s_mistakes, reveal=False)
     check_close(z_got, z_i, f"{name}: z_i", atol=atol, mistakes=z_mistakes, reveal=False)
+    weights, values = _state_as_keys(phi_q, s, z, phi_k, v_i)
+    out = _attend(weights, values)[0]
     out_mistakes = {
-        LINEAR_MISTAKES["old_state"]: _step(s, z, q_i, k_i, v_i, feature_map, old=True)[2],
-        LINEAR_MISTAKES["no_normaliser"]: _features(feature_map, q_i) @ s_i,
+        LINEAR_MISTAKES["old_state"]: _attend(weights[:, :-1], values[:-1])[0],
+        LINEAR_MISTAKES["no_normaliser"]: out * weights.sum(),
     }
     if same_size:
-        out_mistakes[LINEAR_MISTAKES["output_no_feature_map"]] = _step(
-            s, z, q_i, k_i, v_i, feature_map, output_phi=False)[2]
+        raw_weights, _ = _state_as_keys(q_i, s, z, phi_k, v_i)
+        out_mistakes[LINEAR_MISTAKES["output_no_feature_map"]] = _signed(
+            raw_weights, torch.ones_like(raw_weights, dtype=torch.bool), values)[0]
     check_close(out_got, out, f"{name}: output", atol=atol, mistakes=out_mistakes, reveal=False)
 
 
-def _separation(queries, keys, centre=None, spread=torch.amax, nearest=torch.amin, power=1.0):
-    """max_j ‖k_j − k*‖ / min_i ‖q_i − k*‖ (k* the keys' mean), or a mistake's variant of it."""
-    centre = keys.mean(dim=0) if centre is None else centre
-    radius = ((keys - centre) ** 2).sum(dim=-1) ** (power / 2)
-    distance = ((queries - centre) ** 2).sum(dim=-1) ** (power / 2)
-    return spread(radius) / nearest(distance)
+def _tight(delta: float, spread: torch.Tensor, distance: torch.Tensor, tol: float) -> bool:
+    """Whether ``delta`` is, within ``tol``, the smallest δ with spread_j ≤ δ · distance_i for
+    every i and j: every pair holds at δ + tol, and some pair fails at δ − tol."""
+    bound = distance[:, None]
+    holds = bool((spread[None, :] <= (delta + tol) * bound).all())
+    return holds and bool((spread[None, :] > (delta - tol) * bound).any())
 
 
 @checked_plainly
 def check_separation(actual, queries, keys, name="separation", rtol=1e-5) -> None:
     """Fail unless ``actual`` is the smallest δ with ‖k_j − k*‖ ≤ δ ‖q_i − k*‖ for every
-    query i and key j, k* the mean of the keys. One number: a float or a 0-d (or 1-entry)
-    tensor or array, within a relative tolerance ``rtol`` (float32 answers pass)."""
+    query i and key j, k* the mean of the keys, checked by those two properties. One
+    number: a float or a 0-d (or 1-entry) tensor or array, within a relative tolerance
+    ``rtol`` (float32 answers pass)."""
     queries, keys = _float64((queries, "queries"), (keys, "keys"))
     got = as_tensor(actual, name)
     if got.numel() != 1:
         raise AssertionError(f"{name} should be one number; got shape {tuple(got.shape)}")
+    delta = got.item()
+    tol = rtol * max(1.0, abs(delta))
+
+    def around(centre):  # the keys' spread and the queries' distances around centre
+        return (keys - centre).norm(dim=-1), (queries - centre).norm(dim=-1)
+
+    spread, distance = around(keys.mean(dim=0))
+    if _tight(delta, spread, distance, tol):
+        return
+    inverse = 1 / delta if delta else float("inf")
     mistakes = {
-        LINEAR_MISTAKES["separation_centre"]:
-            _separation(queries, keys, centre=queries.mean(dim=0)),
-        LINEAR_MISTAKES["separation_inverted"]: 1 / _separation(queries, keys),
-        LINEAR_MISTAKES["separation_means"]: _separation(queries, keys, spread=torch.mean,
-                                                                nearest=torch.mean),
-        LINEAR_MISTAKES["separation_farthest_query"]:
-            _separation(queries, keys, nearest=torch.amax),
-        LINEAR_MISTAKES["separation_squared"]: _separation(queries, keys, power=2.0),
+        "separation_centre": _tight(delta, *around(queries.mean(dim=0)), tol),
+        "separation_inverted": _tight(inverse, spread, distance, rtol * max(1.0, abs(inverse))),
+        "separation_means": _tight(delta, spread.mean(0, keepdim=True),
+                                   distance.mean(0, keepdim=True), tol),
+        "separation_farthest_query": _tight(delta, spread, distance.amax(0, keepdim=True), tol),
+        "separation_squared": _tight(delta, spread**2, distance**2, tol),
     }
-    expected = _separation(queries, keys)
-    check_close(got.reshape(()), expected, name, atol=rtol * max(1.0, expected.item()),
-                mistakes=mistakes, reveal=False)
+    for key, matches in mistakes.items():
+        if matches:
+            raise AssertionError(f"{name} is not right: {LINEAR_MISTAKES[key]}.")
+    if not bool((spread[None, :] <= (delta + tol) * distance[:, None]).all()):
+        raise AssertionError(f"{name} is not right: with your δ some query and key break "
+                             "‖k_j − k*‖ ≤ δ ‖q_i − k*‖ (look for the pair that makes it hardest).")
+    raise AssertionError(f"{name} is not right: every pair holds with your δ, but so it does "
+                         "with a smaller one: δ is the SMALLEST number that every pair allows.")
 
 
 @checked_plainly
 def check_causal_linear_attention(actual, q, k, v, feature_map, name="causal_linear_attention",
                                   atol=1e-4) -> None:
-    """Fail unless ``actual`` is causal linear attention, the masked quadratic form
-    V′_i = Σ_{j ≤ i} φ(Q_i)ᵀφ(K_j) V_j / Σ_{j ≤ i} φ(Q_i)ᵀφ(K_j), shape (..., N, D_v).
+    """Fail unless ``actual`` is causal attention with the similarity φ(q)ᵀφ(k): row i the
+    average of the values V_j, j ≤ i, weighted by φ(Q_i)ᵀφ(K_j), shape (..., N, D_v).
 
     q, k (..., N, D), v (..., N, D_v); ``feature_map`` maps (..., D) → (..., r), > 0.
     """
     q, k, v = _float64((q, "q"), (k, "k"), (v, "v"))
     phi_q, phi_k = _features(feature_map, q), _features(feature_map, k)
+    sim = phi_q @ phi_k.transpose(-2, -1)
+    n_q, n_k = sim.shape[-2:]
+    past = sim * _keys(n_q, n_k, "past")
+    expected = _attend(past, v)
     mistakes = {
-        LINEAR_MISTAKES["not_causal"]: _quadratic(phi_q, phi_k, v),
-        LINEAR_MISTAKES["strictly_causal"]: _quadratic(phi_q, phi_k, v, keep="strict"),
-        LINEAR_MISTAKES["anti_causal"]: _quadratic(phi_q, phi_k, v, keep="future"),
+        LINEAR_MISTAKES["not_causal"]: _attend(sim, v),
+        LINEAR_MISTAKES["strictly_causal"]: _attend(sim * _keys(n_q, n_k, "strict"), v),
+        LINEAR_MISTAKES["anti_causal"]: _attend(sim * _keys(n_q, n_k, "future"), v),
         LINEAR_MISTAKES["normaliser_not_causal"]:
-            _quadratic(phi_q, phi_k, v, keep="past", keep_normaliser="all"),
-        LINEAR_MISTAKES["no_normaliser"]: _quadratic(phi_q, phi_k, v, keep="past",
-                                                     normalise=False),
-        LINEAR_MISTAKES["no_feature_map"]: _quadratic(q, k, v, keep="past"),
+            expected * past.sum(-1, keepdim=True) / sim.sum(-1, keepdim=True),
+        LINEAR_MISTAKES["no_normaliser"]: expected * past.sum(-1, keepdim=True),
+        LINEAR_MISTAKES["no_feature_map"]: _signed(q @ k.transpose(-2, -1),
+                                                   _keys(n_q, n_k, "past"), v),
         LINEAR_MISTAKES["causal_softmax"]: _softmax_attention(q, k, v, causal=True),
     }
-    expected = _quadratic(phi_q, phi_k, v, keep="past")
     check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)

@@ -1,8 +1,21 @@
 """Diagnostic checks for the skipgram notebook's test cells.
 
-Each check computes the right answer its own way (plain loops, ``F.cross_entropy``,
-``F.binary_cross_entropy_with_logits``, autograd) and, when the student's answer matches a
-typical mistake instead, names that mistake.
+The expected values come from libraries and from properties, never from an exercise
+written again:
+
+* the pairs of a text are judged by what the exercise asks of them: every pair (a, b) occurs
+  as often as some word a stands within c words of some word b, and there are as many
+  pairs as the windows hold, sum_t min(c, t) + min(c, T - 1 - t) (or the pairs the visible
+  test states, the lectures' worked example); each slip is the same property on a
+  transformed text (the text three times over, for windows that wrap around) or for another
+  c, or the answer without the pairs of each word with itself;
+* the loss of one window is PyTorch's ``F.cross_entropy`` of the center's scores at the
+  context words, summed; each slip is that call on other targets, or its value changed as
+  the slip changes it;
+* a gradient is autograd's, of that loss; each slip is autograd's gradient with the part of
+  W the slip forgets detached, or of the loss a slip computes;
+* the negative-sampling loss is PyTorch's ``F.binary_cross_entropy_with_logits`` (label 1
+  for the context word, 0 for the noise words), changed as each slip changes it.
 """
 
 from collections import Counter
@@ -21,21 +34,6 @@ __all__ = [
 ]
 
 
-def _pairs(words, c, include_center=False, wrap=False):
-    words = list(words)
-    n = len(words)
-    pairs = []
-    for t in range(n):
-        for j in range(-c, c + 1):
-            if j == 0 and not include_center:
-                continue
-            if 0 <= t + j < n:
-                pairs.append((words[t], words[t + j]))
-            elif wrap:
-                pairs.append((words[t], words[(t + j) % n]))
-    return pairs
-
-
 def _item(x):
     """A plain Python value for a 0-d tensor or NumPy scalar (they hash like the value)."""
     return x.item() if getattr(x, "ndim", None) == 0 and hasattr(x, "item") else x
@@ -52,66 +50,82 @@ def _as_pairs(pairs, name: str) -> Counter:
     return got
 
 
+def _window_problems(got: Counter, words: list, c: int, centers: range) -> list[str]:
+    """What keeps ``got`` from being the pairs of the words at ``centers`` with their
+    neighbours within ``c`` words in ``words`` (empty: it is them).
+
+    Two properties: every pair (a, b) occurs as often as an a at one of the centers stands
+    within c words of a b, and there are as many pairs as the windows hold. Together they
+    leave one multiset of pairs."""
+    where: dict = {}
+    for position, word in enumerate(words):
+        where.setdefault(word, []).append(position)
+    problems = []
+    for (a, b), count in got.items():
+        near = sum(0 < abs(s - t) <= c for s in where.get(a, ()) if s in centers
+                   for t in where.get(b, ()))
+        if count != near:
+            problems.append(f"({a!r}, {b!r}) occurs {count} time(s) in your pairs, and {near} "
+                            f"time(s) a {a!r} has a {b!r} within {c} words of it")
+    total = sum(min(c, t) + min(c, len(words) - 1 - t) for t in centers)
+    if sum(got.values()) != total:
+        problems.append(f"the windows hold {total} pairs; you have {sum(got.values())}")
+    return problems
+
+
 @checked_plainly
 def check_window_pairs(actual, words, c: int, expected=None, name: str = "window_pairs") -> None:
     """Fail unless ``actual`` holds the (center, context) pairs with 0 < |j| <= c.
 
     Compared as multisets: any order, tuples or lists, rows of an array or tensor.
+    ``expected``: the pairs, where the visible test states them.
     """
     if actual is None:
         raise AssertionError(f"{name} is None: did you forget to return the list of pairs?")
     words = [_item(w) for w in words]
     got = _as_pairs(actual, name)
-    right = Counter(_pairs(words, c)) if expected is None else _as_pairs(expected, "expected")
-    if got == right:
+    everywhere = range(len(words))
+    problems = _window_problems(got, words, c, everywhere)
+    if expected is not None:
+        problems = [] if got == _as_pairs(expected, "expected") else problems or ["expected"]
+    if not problems:
         return
     mistakes = {
-        "it pairs each word with itself (j = 0); the context is 0 < |j| <= c": _pairs(
-            words, c, True
-        ),
-        "windows wrap around the ends of the text; offsets before the first word or after "
-        "the last are skipped": _pairs(words, c, wrap=True),
+        "it pairs each word with itself (j = 0); the context is 0 < |j| <= c":
+            _window_problems(got - Counter((w, w) for w in words), words, c, everywhere),
     }
-    for other in {1, 2, 3, len(words)} - {c}:
-        mistakes[f"these are the pairs for c = {other}, not c = {c}: use the argument c"] = _pairs(
-            words, other
-        )
-    for message, pairs in mistakes.items():
-        if got == Counter(pairs):
+    if c <= len(words):
+        mistakes["windows wrap around the ends of the text; offsets before the first word or "
+                 "after the last are skipped"] = _window_problems(
+                     got, words * 3, c, range(len(words), 2 * len(words)))
+    for other in sorted({1, 2, 3, len(words)} - {c}):
+        mistakes[f"these are the pairs for c = {other}, not c = {c}: use the argument c"] = (
+            _window_problems(got, words, other, everywhere))
+    for message, wrong in mistakes.items():
+        if not wrong and sum(got.values()):
             raise AssertionError(f"{name} is not right: {message}.")
-    missing, extra = list((right - got).elements()), list((got - right).elements())
-    raise AssertionError(
-        f"{name} is not right for c = {c} on {list(words)}: expected {sum(right.values())} pairs, "
-        f"got {sum(got.values())}.\n  missing: {missing[:6]}\n  unexpected: {extra[:6]}"
-    )
+    if expected is not None:
+        right = _as_pairs(expected, "expected")
+        missing, extra = list((right - got).elements()), list((got - right).elements())
+        problems = [f"missing: {missing[:6]}", f"unexpected: {extra[:6]}"]
+    raise AssertionError(f"{name} is not right for c = {c} on {words}:\n  "
+                         + "\n  ".join(problems[:6]))
 
 
-def _window_loss_variants(W, ids, t, c):
-    n = ids.numel()
-    center = W[ids[t]]
-    logits = (W @ center)[None, :]  # (1, N)
-    inside = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < n]
-    wrapped = [(t + j) % n for j in range(-c, c + 1) if j != 0 and (t + j) < n]
+def _context(ids: torch.Tensor, t: int, c: int) -> torch.Tensor:
+    """The ids of the context words of position t, 0 < |j| <= c inside the text."""
+    return torch.cat([ids[max(0, t - c) : t], ids[t + 1 : t + c + 1]])
 
-    def nll(positions):
-        targets = ids[positions]
-        return F.cross_entropy(logits.expand(len(positions), -1), targets, reduction="sum")
 
-    right = nll(inside)
-    mistakes = {
-        "the log-sum-exp (the softmax's denominator) is missing: -log P(b|a) is "
-        "-v_a.v_b + log sum_i exp(v_a.v_i)": -(W[ids[inside]] @ center).sum(),
-        "it includes j = 0, the center word predicting itself": nll(inside + [t]),
-        "it averages over the context words; L_t is their sum": right / len(inside),
-        "a negative index wraps around to the end of the text: skip t + j < 0": nll(wrapped),
-        "the sign is wrong: the loss is MINUS the sum of log-probabilities": -right,
-    }
-    return right, mistakes
+def _cross_entropy(W: torch.Tensor, a, targets: torch.Tensor) -> torch.Tensor:
+    """PyTorch's summed cross-entropy of the center a's scores W v_a at the targets."""
+    scores = (W @ W[a])[None, :].expand(len(targets), -1)
+    return F.cross_entropy(scores, targets, reduction="sum")
 
 
 @checked_plainly
 def check_window_loss(actual, W, ids, t: int, c: int, name: str = "window_loss") -> None:
-    """Fail unless ``actual`` is L_t = -sum_{0<|j|<=c} log P(w_{t+j} | w_t) (one matrix W)."""
+    """Fail unless ``actual`` is L_t, the loss of the window centred at t (one matrix W)."""
     W = as_tensor(W, "W")
     ids = torch.as_tensor(ids).long().cpu()
     value = as_tensor(actual, name)
@@ -119,63 +133,38 @@ def check_window_loss(actual, W, ids, t: int, c: int, name: str = "window_loss")
         raise AssertionError(
             f"{name} must be one number (a scalar tensor); got shape {tuple(value.shape)}"
         )
-    right, mistakes = _window_loss_variants(W, ids, t, c)
+    a, context = int(ids[t]), _context(ids, t, c)
+    right = _cross_entropy(W, a, context)
+    wrapped = _context(torch.cat([ids, ids]), len(ids) + t, c)  # ids[t + j] for t + j < 0
+    mistakes = {
+        "the log-sum-exp (the softmax's denominator) is missing: look at what -log P(b|a) is "
+        "made of (section 3)": right - len(context) * torch.logsumexp(W @ W[a], 0),
+        "it includes j = 0, the center word predicting itself": _cross_entropy(
+            W, a, torch.cat([context, ids[t : t + 1]])),
+        "it averages over the context words; L_t is their sum": right / len(context),
+        "a negative index wraps around to the end of the text: look at what t + j < 0 picks "
+        "in Python": _cross_entropy(W, a, wrapped),
+        "the sign is wrong: the loss is MINUS the sum of log-probabilities": -right,
+    }
     check_close(
         value.reshape(()), right, name, atol=1e-4 * max(1.0, abs(float(right))), mistakes=mistakes
     )
 
 
-def _window_gradient(W, ids, t, c):
-    """dL_t/dW by autograd on this module's own L_t (F.cross_entropy), and the closed-form
-    parts that the typical mistakes keep or drop: {message: wrong gradient}.
-
-    With p = P(. | a) (N,), m context words and n_i the number of times word i is one of
-    them, L_t = sum_b [-v_a.v_b + log sum_i exp(v_a.v_i)] has
-    dL_t/dv_i = (m p_i - n_i) v_a (word i as a context word) plus, on the center's row a,
-    sum_i (m p_i - n_i) v_i (word a as the center).
-    """
-    n = ids.numel()
-    inside = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < n]
-    a = int(ids[t])
+def _autograd(W, a: int, context, as_center=True, as_context=True, normalised=True):
+    """Autograd's dL/dW of the summed cross-entropy of the window, or of what a slip
+    computes: v_a detached as the center (``as_center=False``), the rows detached as
+    context vectors (``as_context=False``), the log-sum-exp left out (``normalised=False``)."""
     with torch.enable_grad():
         leaf = W.detach().clone().requires_grad_()
-        logits = (leaf @ leaf[a])[None, :].expand(len(inside), -1)
-        F.cross_entropy(logits, ids[inside], reduction="sum").backward()
-    right = leaf.grad
-    W = W.detach()
-    p = torch.softmax(W @ W[a], dim=0)
-    observed = torch.bincount(ids[inside], minlength=W.shape[0]).to(W.dtype)
-    expected = len(inside) * p
-
-    def gradient(error, center=True, context=True, overwrite=False):
-        grad = torch.zeros_like(W)
-        if context:
-            grad += error[:, None] * W[a][None, :]
-        if overwrite:
-            grad[a] = error @ W
-        elif center:
-            grad[a] += error @ W
-        return grad
-
-    error = expected - observed
-    mistakes = {
-        "the sign is flipped: dL_t/dW is expected minus observed, (m p_i - n_i), "
-        "not observed minus expected": -right,
-        "the expected term is missing: besides -v_b for the observed words, every word i "
-        "contributes m P(i|a) (the softmax's denominator has a gradient too)": gradient(-observed),
-        "only the center row is there: every word i also gets (m P(i|a) - n_i) v_a "
-        "as a context (output) vector, so all N rows change": gradient(error, context=False),
-        "the center row's own part is missing: the center word's vector v_a is also "
-        "in every score v_a.v_i, so row a gets sum_i (m P(i|a) - n_i) v_i too": gradient(
-            error, center=False
-        ),
-        "row a holds only its part as the center: with one matrix the center word's vector "
-        "is also a context (output) vector, so its two parts ADD (+=, not =)": gradient(
-            error, overwrite=True
-        ),
-        "it is averaged over the context words; L_t is their sum": right / len(inside),
-    }
-    return right, mistakes
+        center = leaf[a] if as_center else leaf[a].detach()
+        rows = leaf if as_context else leaf.detach()
+        scores = rows @ center
+        loss = F.cross_entropy(scores[None, :].expand(len(context), -1), context, reduction="sum")
+        if not normalised:
+            loss = loss - len(context) * torch.logsumexp(scores, 0)
+        (grad,) = torch.autograd.grad(loss, leaf)
+    return grad
 
 
 def _as_step(result, name):
@@ -189,7 +178,8 @@ def _as_step(result, name):
 
 @checked_plainly
 def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_step") -> None:
-    """Fail unless ``result`` is (L_t(W), dL_t/dW, W - lr dL_t/dW), checked against autograd.
+    """Fail unless ``result`` is (L_t(W), dL_t/dW, one step of gradient descent), checked
+    against autograd.
 
     ``W`` is the matrix as it was BEFORE the call (pass the student's function a clone).
     """
@@ -197,14 +187,32 @@ def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_s
     W = as_tensor(W, "W")
     ids = torch.as_tensor(ids).long().cpu()
     check_window_loss(loss, W, ids, t, c, f"the loss of {name}")
-    right, mistakes = _window_gradient(W, ids, t, c)
+    a, context = int(ids[t]), _context(ids, t, c)
+    right = _autograd(W, a, context)
+    overwritten = _autograd(W, a, context, as_center=False)
+    overwritten[a] = _autograd(W, a, context, as_context=False)[a]
+    mistakes = {
+        "the sign is flipped: dL_t/dW is expected minus observed, not observed minus "
+        "expected": -right,
+        "the expected term is missing: besides the observed words, every word i contributes "
+        "what the model expects of it (the softmax's denominator has a gradient too)":
+            _autograd(W, a, context, normalised=False),
+        "only the center row is there: every word i is also a context (output) vector, so "
+        "all N rows change": _autograd(W, a, context, as_context=False),
+        "the center row's own part is missing: the center word's vector v_a is also in every "
+        "score v_a.v_i, so row a gets its part as the center too": _autograd(
+            W, a, context, as_center=False),
+        "row a holds only its part as the center: with one matrix the center word's vector "
+        "is also a context (output) vector, so its two parts ADD (+=, not =)": overwritten,
+        "it is averaged over the context words; L_t is their sum": right / len(context),
+    }
     scale = 1e-4 * max(1.0, float(right.abs().max()))
     check_close(grad, right, f"the gradient of {name}", atol=scale, mistakes=mistakes)
     step_mistakes = {
-        "the step goes uphill (gradient ascent): descent SUBTRACTS, W - lr * grad": W + lr * right,
-        "the learning rate is missing: W_new = W - lr * grad": W - right,
-        "W_new is W unchanged: return W - lr * grad": W,
-        "W_new is the step lr * grad, not the new matrix W - lr * grad": -lr * right,
+        "the step goes uphill (gradient ascent): look at the sign of the step": W + lr * right,
+        "the learning rate is missing from the step": W - right,
+        "W_new is W unchanged: one step moves W against its gradient": W,
+        "W_new is the step alone, not the new matrix after the step": -lr * right,
     }
     check_close(
         W_new, W - lr * right, f"W_new of {name}", atol=scale * max(1.0, lr), mistakes=step_mistakes
@@ -215,7 +223,8 @@ def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_s
 def check_negative_sampling_loss(
     actual, v_center, u_context, u_negatives, name: str = "loss"
 ) -> None:
-    """Fail unless ``actual`` is mean_b [-log sigma(u_b.v_a) - sum_k log sigma(-u_k.v_a)]."""
+    """Fail unless ``actual`` is the mean over the batch of the negative-sampling loss of
+    each pair (exercise 4), PyTorch's logistic loss of its 1 + K scores."""
     v, u, un = (
         as_tensor(x, n)
         for x, n in ((v_center, "v_center"), (u_context, "u_context"), (u_negatives, "u_negatives"))

@@ -18,6 +18,7 @@ against any honest rounding (none at all, or at each step as asked):
   0.02 by which the menu's likely slip (the rows of K taken as keys) moves one of them.
 """
 
+from course_utils.exercises.allowance import ATTENTION
 from course_utils.exercises.record import Compare, Exercise
 
 NOTEBOOK = "04_alpha3_by_hand"
@@ -31,8 +32,11 @@ EXERCISES = (
              compare=Compare(rtol=0.0, atol=0.022)),
     Exercise("mexican_by_hand", NOTEBOOK, points=2, check="check_own_mexican_average",
              compare=Compare(rtol=0.006, atol=0.01)),
-    Exercise("causal_softmax", NOTEBOOK, points=3, check="check_causal_softmax"),
-    Exercise("causal_attention", NOTEBOOK, points=4, check="check_causal_attention"),
+    Exercise("causal_softmax", NOTEBOOK, points=3, check="check_causal_softmax",
+             twins=("course_utils.models.attention.attention_weights",)),
+    Exercise("causal_attention", NOTEBOOK, points=4, check="check_causal_attention",
+             twins=("course_utils.models.attention.attention_weights",),
+             torch_twins=ATTENTION),
     # a set of pairs: order and repeats do not matter, a list of pairs is the same answer
     Exercise("impossible_entries", NOTEBOOK, points=1, check="check_hidden_entries",
              compare=Compare(as_set=True)),

@@ -5,9 +5,21 @@ from course_utils.exercises.record import Compare, Exercise
 NOTEBOOK = "09_bert_and_gpt"
 
 EXERCISES = (
-    Exercise("masked_lm_loss", NOTEBOOK, points=2, check="check_masked_lm_loss"),
-    # a count is one whole number: the default rtol would let ±0.1 % of 10⁸ parameters through
+    Exercise("masked_lm_loss", NOTEBOOK, points=2, check="check_masked_lm_loss",
+             twins=("torch.nn.modules.loss.*",
+                    "course_utils.checks.pretraining._library_losses",
+                    "course_utils.checks.pretraining.check_masked_lm_loss"),
+             torch_twins=("cross_entropy", "nll_loss")),
+    # while it runs, no nn.Module can be built or counted (every torch.nn.Module method is
+    # refused, so BertModel and friends cannot be either); a count is one whole number: the
+    # default rtol would let ±0.1 % of 10⁸ parameters through
     Exercise("bert_parameters", NOTEBOOK, points=2, check="check_bert_parameters",
-             compare=Compare(rtol=0.0, atol=0.5)),
-    Exercise("best_span", NOTEBOOK, points=2, check="check_best_span"),
+             compare=Compare(rtol=0.0, atol=0.5),
+             twins=("torch.nn.modules.module.Module*",
+                    "course_utils.checks.pretraining._hugging_face_bert")),
+    Exercise("best_span", NOTEBOOK, points=2, check="check_best_span",
+             twins=("transformers.pipelines.document_question_answering.decode_spans",
+                    "transformers.pipelines.document_question_answering.select_starts_ends",
+                    "course_utils.checks.pretraining._best_score",
+                    "course_utils.checks.pretraining._decoded_from_probabilities")),
 )

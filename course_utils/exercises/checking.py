@@ -10,7 +10,8 @@ re-exports both) names its exercise once and its inputs once::
 
 ``check`` calls the student's function (the notebook's global of the exercise's name)
 through the guards (``own_work``), checks what it returned with the exercise's check (its
-record's ``check``, which names the likely mistake), and says so in one line::
+record's ``check``: an ``Oracle`` declared in the record, or a check of
+``course_utils.checks``; either names the likely mistake), and says so in one line::
 
     ✓ attention_update(E, S, W_Q, W_K_source, W_V_source) passed
 
@@ -25,10 +26,12 @@ from the notebook's globals, which an answer's own code may have changed.
 """
 
 import sys
+from collections.abc import Callable
 
 from course_utils.checks.guards import check_named, own_work
 from course_utils.checks.guards.report import report
 from course_utils.exercises import exercise as record_of
+from course_utils.exercises.record import Exercise, Oracle
 
 __all__ = ["TestFailed", "check", "grade"]
 
@@ -54,7 +57,7 @@ def check(exercise: str, *inputs, expected=_NOT_STATED, **keyword_inputs) -> Non
                       caller.f_globals)(*inputs, **keyword_inputs)
     stated = {} if expected is _NOT_STATED else {"expected": expected}
     try:
-        check_named(record.check)(result, *inputs, name=label, **stated, **keyword_inputs)
+        _check_of(record)(result, *inputs, name=label, **stated, **keyword_inputs)
     except AssertionError as failure:
         raise TestFailed(str(failure)) from None
     print(f"✓ {label} passed")
@@ -68,6 +71,23 @@ def grade(exercise: str, *inputs, **keyword_inputs) -> None:
     namespace = sys._getframe(1).f_globals  # the test cell's: the notebook's globals
     report(own_work(_answer(exercise, namespace), exercise, namespace)(*inputs, **keyword_inputs),
            whole)
+
+
+def _check_of(record: Exercise) -> Callable:
+    """The check of ``record``, called as ``check(answer, *inputs, name=..., **keywords)``
+    on the answer already made plain."""
+    if not isinstance(record.check, Oracle):
+        return check_named(record.check)
+    oracle = record.check
+
+    def by_oracle(actual, *inputs, name: str, **keyword_inputs) -> None:
+        expected = oracle.expected(*inputs, **keyword_inputs)
+        mistakes = {text: slip(expected, *inputs, **keyword_inputs)
+                    for text, slip in oracle.mistakes.items()}
+        check_named("check_close")(actual, expected, name, atol=oracle.atol, mistakes=mistakes,
+                                   reveal=oracle.reveal)
+
+    return by_oracle
 
 
 def _answer(exercise: str, namespace: dict):

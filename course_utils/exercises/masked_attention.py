@@ -1,12 +1,27 @@
 """The exercises of 05_masked_attention: one record each (``course_utils.exercises``)."""
 
+from course_utils.exercises.allowance import ATTENTION
 from course_utils.exercises.record import Exercise
 
 NOTEBOOK = "05_masked_attention"
 
 EXERCISES = (
-    Exercise("attention_update", NOTEBOOK, points=3, check="check_attention_update"),
+    Exercise("attention_update", NOTEBOOK, points=3, check="check_attention_update",
+             twins=("course_utils.models.attention.attention_weights",),
+             torch_twins=ATTENTION),
     Exercise("padding_mask", NOTEBOOK, points=3, check="check_padding_mask"),
-    Exercise("split_heads", NOTEBOOK, points=2, check="check_split_heads"),
-    Exercise("multi_head_attention", NOTEBOOK, points=4, check="check_multi_head_attention"),
+    Exercise("split_heads", NOTEBOOK, points=2, check="check_split_heads",
+             twins=("course_utils.models.attention.MultiHeadAttention.forward",
+                    "course_utils.models.attention.MultiHeadAttention.attend",
+                    "course_utils.models.attention.MultiHeadAttention._fused",
+                    "course_utils.models.attention.MultiHeadAttention._with_weights")),
+    Exercise("multi_head_attention", NOTEBOOK, points=4, check="check_multi_head_attention",
+             twins=("course_utils.models.attention.MultiHeadAttention.forward",
+                    "course_utils.models.attention.MultiHeadAttention.attend",
+                    "course_utils.models.attention.MultiHeadAttention._fused",
+                    "course_utils.models.attention.MultiHeadAttention._with_weights",
+                    "course_utils.models.attention.attention_weights",
+                    "course_utils.checks.masked_attention._pytorch_reference",
+                    "torch.nn.MultiheadAttention.forward"),
+             torch_twins=ATTENTION),
 )

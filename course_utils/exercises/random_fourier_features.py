@@ -1,18 +1,44 @@
 """The exercises of 08_random_fourier_features: one record each (``course_utils.exercises``)."""
 
+from course_utils.exercises.allowance import DEFAULT, ELEMENTARY, Allowance
 from course_utils.exercises.record import Compare, Exercise
 
 NOTEBOOK = "08_random_fourier_features"
 
 EXERCISES = (
-    Exercise("gaussian_kernel", NOTEBOOK, points=2, check="check_gaussian_kernel"),
+    # may take the distances from torch.cdist (the kernel is the exercise)
+    Exercise("gaussian_kernel", NOTEBOOK, points=2, check="check_gaussian_kernel",
+             allowance=Allowance(torch_ops=ELEMENTARY | {"cdist"}),
+             twins=("sklearn.metrics.pairwise.rbf_kernel",
+                    "sklearn.metrics.pairwise.*kernel*",
+                    "sklearn.gaussian_process.kernels.*")),
     # any unbiased design is right (−W for W, the features in another order or sign): the
     # features are compared by the kernel they estimate, Z Zᵀ
     Exercise("ard_features", NOTEBOOK, points=3, check="check_ard_feature_map",
-             compare=Compare(feature_map=True)),
-    Exercise("error_slope", NOTEBOOK, points=2, check="check_error_slope"),
+             compare=Compare(feature_map=True),
+             twins=("sklearn.kernel_approximation.RBFSampler.transform",
+                    "sklearn.kernel_approximation.*",
+                    "sklearn.gaussian_process.kernels.*")),
+    # the least-squares line by hand: NumPy's fitting routines, which return the slope in one
+    # call, are refused
+    Exercise("error_slope", NOTEBOOK, points=2, check="check_error_slope",
+             allowance=Allowance(
+                 says=DEFAULT.says + ", but not NumPy's fitting routines (np.polyfit, "
+                                     "np.linalg.lstsq, np.polynomial)",
+                 never=DEFAULT.never + ("numpy.lib._polynomial_impl", "numpy.polynomial",
+                                        "numpy.linalg._linalg.lstsq")),
+             twins=("numpy.lib._polynomial_impl.polyfit",
+                    "scipy.stats._stats_py.linregress")),
+    # any Cauchy sampler, SciPy's too: finding that the frequencies are Cauchy is the exercise
     Exercise("laplacian_frequencies", NOTEBOOK, points=3, check="check_laplacian_frequencies",
+             allowance=Allowance(
+                 says=DEFAULT.says + ", and SciPy's distributions",
+                 modules=DEFAULT.modules + ("scipy.stats", "scipy._lib"),
+                 c_modules=DEFAULT.c_modules + ("scipy",)),
              compare=Compare(distribution=True)),  # random draws: any sampler of the law
-    Exercise("cos_sin_variance", NOTEBOOK, points=3, check="check_cos_sin_variance"),
+    Exercise("cos_sin_variance", NOTEBOOK, points=3, check="check_cos_sin_variance",
+             twins=("course_utils.checks.feature_statistics._moments",
+                    "scipy.integrate._quad_vec.quad_vec",
+                    "scipy.integrate._quadpack_py.quad")),
     Exercise("positive_features", NOTEBOOK, points=4, check="check_positive_features"),
 )

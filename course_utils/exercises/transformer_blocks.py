@@ -1,13 +1,56 @@
 """The exercises of 06_transformer_blocks: one record each (``course_utils.exercises``)."""
 
+from course_utils.exercises.allowance import (
+    DEFAULT,
+    ELEMENTARY,
+    MODEL_MODULES,
+    MODEL_OPS,
+    NORMALISATIONS,
+    Allowance,
+)
 from course_utils.exercises.record import Exercise
 
 NOTEBOOK = "06_transformer_blocks"
 
 EXERCISES = (
-    Exercise("positional_encoding", NOTEBOOK, points=2, check="check_positional_encoding"),
-    Exercise("rope", NOTEBOOK, points=3, check="check_rope_answer"),
-    Exercise("layer_norm", NOTEBOOK, points=2, check="check_layer_norm"),
-    Exercise("transformer_block", NOTEBOOK, points=4, check="check_transformer_block"),
-    Exercise("is_causal", NOTEBOOK, points=2, check="check_is_causal_of"),
+    # the course's versions are the libraries' (Hugging Face's table and rotation, PyTorch's
+    # layers), which the checks compute their expected values with
+    Exercise("positional_encoding", NOTEBOOK, points=2, check="check_positional_encoding",
+             twins=("course_utils.models.transformer.sinusoidal_positions",
+                    "course_utils.checks.transformer_blocks._sinusoids",
+                    "transformers.models.distilbert.modeling_distilbert.create_sinusoidal_embeddings",
+                    "transformers.models.distilbert.modeling_distilbert._create_sinusoidal_embeddings")),
+    Exercise("rope", NOTEBOOK, points=3, check="check_rope_answer",
+             twins=("course_utils.models.transformer.rotary_embedding",
+                    "course_utils.checks.transformer_blocks._rotated",
+                    "transformers.models.gptj.modeling_gptj.apply_rotary_pos_emb",
+                    "transformers.models.gptj.modeling_gptj.rotate_every_two",
+                    "transformers.models.roformer.modeling_roformer.RoFormerSelfAttention.apply_rotary_position_embeddings",
+                    "transformers.models.llama.modeling_llama.apply_rotary_pos_emb",
+                    "transformers.models.llama.modeling_llama.rotate_half",
+                    "notebook.shift_matrix")),
+    Exercise("layer_norm", NOTEBOOK, points=2, check="check_layer_norm",
+             twins=("torch.nn.functional.layer_norm",
+                    "torch.nn.LayerNorm.forward"),
+             torch_twins=NORMALISATIONS),
+    # computed from the given block's parts
+    Exercise("transformer_block", NOTEBOOK, points=4, check="check_transformer_block",
+             allowance=Allowance(
+                 says=DEFAULT.says + ", and the block's own parts (its attention, layer norms, "
+                                     "linear layers and activation)",
+                 modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
+             twins=("course_utils.models.transformer.TransformerBlock.forward",
+                    "course_utils.models.transformer.TransformerBlock._sa_block",
+                    "course_utils.checks.transformer_blocks._pytorch_block",
+                    "torch.nn.TransformerEncoderLayer.forward",
+                    "torch.nn.TransformerEncoderLayer._sa_block",
+                    "torch.nn.TransformerEncoderLayer._ff_block"),
+             torch_twins=("transformer_encoder_layer",)),
+    # runs the model it is given; it may read the model's dependence from autograd's
+    # Jacobian (a way to test causality, not the test)
+    Exercise("is_causal", NOTEBOOK, points=2, check="check_is_causal_of",
+             allowance=Allowance(
+                 says=DEFAULT.says + ", the model it is given, and autograd",
+                 modules=DEFAULT.modules + MODEL_MODULES + ("torch.autograd",),
+                 torch_ops=ELEMENTARY | MODEL_OPS | {"grad", "backward", "jacobian"})),
 )

@@ -45,7 +45,7 @@ import torch
 
 from course_utils.device import get_device
 from course_utils.validation import integer, positive_int
-from course_utils.words.embeddings import nearest_neighbours
+from course_utils.words.word_eval import keyed_vectors
 
 __all__ = [
     "HIDDEN_SIZE",
@@ -90,6 +90,13 @@ def _load(device: str):
 
 def _private(device):
     return _load(_device_name(device))
+
+
+@functools.lru_cache(maxsize=4)
+def _word_piece_table(device: str):
+    """gensim's ``KeyedVectors`` of the word-piece table, keyed by id, built once per device."""
+    table = _load(device)[1].get_input_embeddings().weight
+    return keyed_vectors(range(table.shape[0]), table)
 
 
 def load_encoder(device=None):
@@ -246,17 +253,19 @@ def vocabulary_neighbours(vector: torch.Tensor, k: int = 10, exclude=(), device=
     """The ``k`` word pieces whose input embeddings have the largest cosine with ``vector``.
 
     Searches MiniLM's whole word-piece table (30522 rows), most similar first; special
-    tokens and the word pieces in ``exclude`` (e.g. the word itself) are left out.
+    tokens and the word pieces in ``exclude`` (e.g. the word itself) are left out. The
+    search is gensim's ``KeyedVectors.similar_by_vector``.
     """
     positive_int("k", k)
     if isinstance(exclude, str):
         raise TypeError("exclude must be a list of word pieces; got one str (wrap it in a list)")
-    tokenizer, model = _private(device)
+    tokenizer = _private(device)[0]
     vocabulary = tokenizer.get_vocab()
     unknown = [piece for piece in exclude if piece not in vocabulary]
     if unknown:
         raise ValueError(f"exclude holds pieces that are not in MiniLM's vocabulary: {unknown}")
-    table = model.get_input_embeddings().weight.detach()
     skipped = set(tokenizer.all_special_ids) | {vocabulary[piece] for piece in exclude}
-    found = nearest_neighbours(vector.to(table.device), table, k=k, exclude=sorted(skipped))
-    return tokenizer.convert_ids_to_tokens(found.indices.tolist())
+    found = _word_piece_table(_device_name(device)).similar_by_vector(
+        vector.detach().to("cpu", torch.float32).numpy(), topn=k + len(skipped)
+    )
+    return tokenizer.convert_ids_to_tokens([i for i, _ in found if i not in skipped][:k])

@@ -1,10 +1,12 @@
 """Training skip-gram with negative sampling (SGNS), fast, with gensim's settings.
 
-:func:`train_skipgram` trains the negative-sampling objective of
-:mod:`course_utils.words.skipgram` with plain SGD, vectorised: a batch of positions is
-turned into all its (context, center) pairs at once, the K negatives of a position are
-shared by the pairs that predict it, and the gradients are written back with
-``index_add_`` instead of autograd. It runs on any device.
+:func:`train_skipgram` trains word2vec's negative-sampling objective (the noise words and
+subsampling of :mod:`course_utils.words.skipgram`) with plain SGD, vectorised: a batch of
+positions is turned into all its (context, center) pairs at once, the K negatives of a
+position are shared by the pairs that predict it, each score is one logistic question
+(PyTorch's ``binary_cross_entropy_with_logits``, label 1 for the word that occurred and 0
+for the noise words), and the gradients are written back with ``index_add_`` instead of
+autograd. It runs on any device.
 """
 
 import math
@@ -17,13 +19,7 @@ from tqdm.auto import tqdm
 
 from course_utils.device import cpu_threads, get_device
 from course_utils.validation import positive_int
-from course_utils.words.skipgram import (
-    _offsets,
-    _window,
-    _window_positions,
-    keep_probability,
-    noise_distribution,
-)
+from course_utils.words.skipgram import keep_probability, noise_distribution
 from course_utils.words.vocabulary import Vocabulary, build_vocabulary, encode
 from course_utils.words.word_eval import WordVectors
 
@@ -51,6 +47,23 @@ def noise_table(counts, power: float = 0.75, size: int = 10**6) -> torch.Tensor:
     noise = noise_distribution(counts, power).double()
     repeats = (noise * positive_int("size", size)).round().long().clamp(min=1)
     return torch.repeat_interleave(torch.arange(noise.numel(), device=noise.device), repeats)
+
+
+def _offsets(r: int, device=None) -> torch.Tensor:
+    """The skip distances -r, ..., -1, 1, ..., r of a window, shape (2r,)."""
+    return torch.cat([torch.arange(-r, 0, device=device), torch.arange(1, r + 1, device=device)])
+
+
+def _window_positions(
+    positions: torch.Tensor, offsets: torch.Tensor, length: int, sentence_ids: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The positions p + j of the windows of ``positions`` (P,), shape (P, len(offsets)),
+    clamped into the text, and which of them count: inside the text of ``length`` words
+    and inside p's sentence."""
+    context = positions[:, None] + offsets
+    valid = (context >= 0) & (context < length)
+    context = context.clamp(0, length - 1)
+    return context, valid & (sentence_ids[context] == sentence_ids[positions, None])
 
 
 @dataclass
@@ -93,13 +106,14 @@ def _train_step(run: _Training, positions: torch.Tensor, offsets: torch.Tensor, 
     v = W.index_select(0, inputs.reshape(-1)).view(*inputs.shape, d)  # (B, 2r, d)
     u = U.index_select(0, targets.reshape(-1)).view(*targets.shape, d)  # (B, 1 + K, d)
     scores = torch.bmm(v, u.transpose(1, 2))  # (B, 2r, 1 + K)
-    step = torch.sigmoid(scores)
-    step[:, :, 0] -= 1.0  # dLoss/dscore = sigma(score) - label; the label is 1 for w_p only
+    labels = torch.zeros_like(scores)
+    labels[:, :, 0] = 1.0  # w_p occurred; the K noise words did not
+    losses = F.binary_cross_entropy_with_logits(scores, labels, reduction="none").sum(-1)
+    step = torch.sigmoid(scores) - labels  # the logistic loss's derivative by its score
     step *= valid[:, :, None] * -lr  # scaled here: index_add_ is slow with alpha=
     W.index_add_(0, inputs.reshape(-1), torch.bmm(step, u).reshape(-1, d))
     U.index_add_(0, targets.reshape(-1), torch.bmm(step.transpose(1, 2), v).reshape(-1, d))
-    scores[:, :, 0].neg_()  # loss = -log sigma(score) for w_p, -log sigma(-score) for negatives
-    return -(F.logsigmoid(-scores).sum(-1) * valid).sum(), valid.sum()
+    return (losses * valid).sum(), valid.sum()
 
 
 def _train_batch(run: _Training, positions: torch.Tensor, window: int, lr: float):
@@ -141,7 +155,7 @@ def train_skipgram(
     with cpu_threads(threads):
         dim, window, negative = (
             positive_int("dim", dim),
-            _window("window", window),
+            positive_int("window", window),
             positive_int("negative", negative),
         )
         epochs, batch_size = positive_int("epochs", epochs), positive_int("batch_size", batch_size)

@@ -3,7 +3,7 @@
 :func:`build_vocabulary` keeps the words that occur at least ``min_count`` times, most
 frequent first; :func:`encode` turns the sentences into one tensor of ids (words outside the
 vocabulary dropped, as word2vec does) and the sentence number of each, so that context
-windows stop at the end of a sentence (:mod:`course_utils.words.skipgram`).
+windows stop at the end of a sentence (:mod:`course_utils.words.skipgram_training`).
 """
 
 from collections import Counter

@@ -1,7 +1,8 @@
 """Evaluating word vectors: nearest neighbours, word-pair similarity, analogies.
 
-* ``WordVectors``: a vocabulary with one row vector per word; cosine similarity,
-  ``most_similar`` (also for king - man + woman: positive and negative words).
+* ``WordVectors``: a vocabulary with one row vector per word; cosine similarity and
+  ``most_similar`` (also for king - man + woman: positive and negative words), both
+  gensim's ``KeyedVectors`` (:func:`keyed_vectors`).
 * ``word_pair_spearman``: Spearman's rho between the model's cosine similarities and
   human scores (WordSim-353, SimLex-999 from ``course_utils.data.word_pairs``).
 * ``analogy_accuracy``: "a is to b as c is to d": is d the nearest word to
@@ -12,12 +13,23 @@ Pairs or questions with a word outside the vocabulary are skipped; each function
 says how many it used, so that two models are compared on the same footing.
 """
 
+from functools import cached_property
+
+import numpy as np
 import torch
 from scipy.stats import spearmanr
 
-from course_utils.words.embeddings import nearest_neighbours
+__all__ = ["WordVectors", "analogy_accuracy", "keyed_vectors", "word_pair_spearman"]
 
-__all__ = ["WordVectors", "analogy_accuracy", "word_pair_spearman"]
+
+def keyed_vectors(keys, vectors: torch.Tensor):
+    """gensim's ``KeyedVectors`` of these keys and their rows (float32, on the CPU)."""
+    from gensim.models import KeyedVectors
+
+    rows = vectors.detach().to("cpu", torch.float32).numpy()
+    found = KeyedVectors(vector_size=rows.shape[1], count=0, dtype=np.float32)
+    found.add_vectors(list(keys), rows)
+    return found
 
 
 class WordVectors:
@@ -60,12 +72,19 @@ class WordVectors:
     def __getitem__(self, word: str) -> torch.Tensor:
         return self.vectors[self._id(word)]
 
+    @cached_property
+    def keyed(self):
+        """The same words and vectors as gensim's ``KeyedVectors`` (built on first use)."""
+        return keyed_vectors(self.words, self.vectors)
+
     def similarity(self, a: str, b: str) -> float:
-        """cos(v_a, v_b)."""
-        return float(self.unit[self._id(a)] @ self.unit[self._id(b)])
+        """cos(v_a, v_b), by gensim."""
+        self._id(a), self._id(b)
+        return float(self.keyed.similarity(a, b))
 
     def most_similar(self, positive, negative=(), topn: int = 10) -> list[tuple[str, float]]:
-        """The ``topn`` words nearest (cosine) to sum(positive) - sum(negative) of unit vectors.
+        """The ``topn`` words nearest (cosine) to sum(positive) - sum(negative) of unit vectors,
+        by gensim's ``KeyedVectors.most_similar``.
 
         ``most_similar("king")`` gives neighbours; ``most_similar(["king", "woman"], ["man"])``
         answers king - man + woman. The query words themselves are excluded.
@@ -74,17 +93,11 @@ class WordVectors:
         negative = [negative] if isinstance(negative, str) else list(negative)
         if not positive:
             raise ValueError("most_similar needs at least one positive word")
-        query = sum(self.unit[self._id(w)] for w in positive) - sum(
-            (self.unit[self._id(w)] for w in negative), torch.zeros_like(self.unit[0])
+        excluded = {self._id(w) for w in positive + negative}
+        found = self.keyed.most_similar(
+            positive=positive, negative=negative, topn=min(topn, len(self) - len(excluded))
         )
-        excluded = sorted({self.index[w] for w in positive + negative})
-        found = nearest_neighbours(
-            query, self.unit, k=min(topn, len(self) - len(excluded)), exclude=excluded
-        )
-        return [
-            (self.words[i], round(s, 4))
-            for s, i in zip(found.similarities.tolist(), found.indices.tolist(), strict=True)
-        ]
+        return [(word, round(float(similarity), 4)) for word, similarity in found]
 
 
 def word_pair_spearman(vectors: WordVectors, pairs) -> tuple[float, int]:

@@ -19,6 +19,9 @@ metadata needs no nbgrader (importing it takes seconds): the keys are those of
 from collections.abc import Collection, Mapping
 
 STDERR = "stderr"  # how a failure shown on stderr alone starts its message
+# the error name of a test cell's output that the grader's comparison of its hidden tests'
+# values failed (grader.scoring.outside adds it)
+OUTSIDE = "OutsideCheck"
 
 
 def marks(cell: Mapping) -> Mapping:

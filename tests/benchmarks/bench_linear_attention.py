@@ -1,7 +1,7 @@
 """Linear attention against PyTorch's fused softmax attention as N doubles: batch 1, 4 heads,
 head size 32, N = 512 … 8192, float32, without autograd.
 
-Causal: ``linear_attention(causal=True)`` (chunks of 64) beside
+Causal: the reference ``linear_attention(causal=True)`` of the tests (chunks of 64) beside
 ``scaled_dot_product_attention(is_causal=True)``; non-causal: the regrouped form beside
 ``scaled_dot_product_attention``. Each pair is timed in alternating rounds (one call of
 each per round, so load on the machine slows both alike; the best round counts; more
@@ -31,8 +31,8 @@ import torch
 import torch.nn.functional as F
 
 from course_utils.measure import peak_memory
-from course_utils.models.linear_attention import linear_attention
 from tests.benchmarks.timing import Row, best_times, cuda_peak_memory, on_each_device
+from tests.support.linear_attention import linear_attention
 
 SIZES = (512, 1024, 2048, 4096, 8192)
 HEADS, HEAD_SIZE = 4, 32

@@ -25,11 +25,14 @@ from course_utils.models.linear_attention import (
     FMM_FEATURE_MAPS,
     banded_attention,
     fmm_attention,
-    linear_attention,
-    recurrent_linear_attention,
 )
 from course_utils.models.minilm import minilm_encoder
 from course_utils.models.transformer import DecoderBlock, TransformerBlock
+from tests.support.linear_attention import (
+    causal_linear_attention,
+    linear_attention,
+    recurrent_linear_attention,
+)
 
 pytestmark = [
     pytest.mark.cuda,
@@ -131,7 +134,8 @@ def linear_attention_forms(device, dtype):
         "recurrent": recurrent_linear_attention(q[..., :20, :], k[..., :20, :], v[..., :20, :]),
         "positive features": linear_attention(q, k, v, positive, causal=True),
         "banded": banded_attention(q, k, v, bandwidth=5, causal=True),
-        "FMMformer": fmm_attention(q, k, v, 5, feature_maps=FMM_FEATURE_MAPS, causal=True),
+        "FMMformer": fmm_attention(q, k, v, 5, causal_linear_attention,
+                                   feature_maps=FMM_FEATURE_MAPS, causal=True),
     }
 
 

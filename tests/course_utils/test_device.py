@@ -30,8 +30,6 @@ from course_utils.models.linear_attention import (
     band_mask,
     banded_attention,
     fmm_attention,
-    linear_attention,
-    recurrent_linear_attention,
 )
 from course_utils.models.minilm import MiniLMConfig, MiniLMEncoder
 from course_utils.models.transformer import (
@@ -43,6 +41,11 @@ from course_utils.models.transformer import (
 from course_utils.quick import is_quick, quick_or_full
 from course_utils.words.skipgram import keep_probability
 from course_utils.words.skipgram_training import noise_table
+from tests.support.linear_attention import (
+    causal_linear_attention,
+    linear_attention,
+    recurrent_linear_attention,
+)
 
 
 def test_override_to_cpu(monkeypatch):
@@ -283,6 +286,7 @@ def linear_attention_forms(device, dtype):
             k,
             v,
             2,
+            causal_linear_attention,
             w_near=torch.tensor(0.5, device=device, dtype=dtype),
             feature_maps=FMM_FEATURE_MAPS,
             causal=True,

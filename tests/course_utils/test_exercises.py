@@ -9,6 +9,8 @@ import pytest
 
 from course_utils import checks
 from course_utils.exercises import EXERCISES, NOTEBOOKS, Compare, Exercise, by_notebook, exercise
+from course_utils.exercises.allowance import Allowance, NoAutograd
+from course_utils.exercises.record import Oracle
 
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
@@ -33,6 +35,9 @@ def test_each_test_cell_has_its_record_with_its_points_in_its_order(notebook):
 @pytest.mark.parametrize("record", EXERCISES.values(), ids=lambda record: record.name)
 def test_each_record_is_whole(record):
     assert record.check, f"{record.name}: its record names no check (field check)"
+    if isinstance(record.check, Oracle):
+        assert record.check.mistakes, f"{record.name}: its oracle names no mistake (mistakes)"
+        return
     function = getattr(checks, record.check, None)
     assert callable(function), f"{record.name}: no check {record.check!r} in course_utils.checks"
     assert list(inspect.signature(function).parameters)[0] != "name", record.check
@@ -47,6 +52,17 @@ def test_a_record_refuses_a_bad_field_and_a_lookup_names_the_choices():
         Exercise("not a name", "01", points=1)
     with pytest.raises(KeyError, match="expected one of"):
         exercise("no_such_exercise")
+    with pytest.raises(TypeError, match="twins is a tuple of names"):
+        Exercise("x", "01", points=1, twins="torch.nn.functional.layer_norm")
+    with pytest.raises(TypeError, match="allowance is an Allowance"):
+        Exercise("x", "01", points=1, allowance={"torch_ops": ()})
+    with pytest.raises(TypeError, match="rules is a tuple of rule classes"):
+        Exercise("x", "01", points=1, rules=(NoAutograd("x", (), {}),))
+    with pytest.raises(TypeError, match="check is an Oracle or a check's name"):
+        Exercise("x", "01", points=1, check=len)
+    with pytest.raises(TypeError, match="a function of the inputs"):
+        Oracle(expected=3.0)
+    assert Exercise("x", "01", points=1, allowance=Allowance()).twins == ()
     assert exercise("attention_update").compare == Compare()
 
 

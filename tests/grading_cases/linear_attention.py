@@ -51,35 +51,44 @@ def separation(queries, keys):
 
 
 TWIN_KERNEL = """
-from course_utils.models.linear_attention import linear_attention
+from course_utils.models.linear_attention import fmm_attention
 
 def kernel_attention(q, k, v, feature_map):
-    return linear_attention(q, k, v, feature_map=feature_map)
+    def far(q, k, v, phi):
+        weights = phi(q) @ phi(k).transpose(-2, -1)
+        return weights @ v / weights.sum(-1, keepdim=True)
+
+    return fmm_attention(q, k, v, 0, far, w_near=0.0, w_far=1.0, feature_maps=feature_map)
 """
 
 TWIN_STEP = """
-import course_utils.models.linear_attention as la
+import course_utils.checks.linear_attention as _checks_of_07
 
 def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
-    phi_k = feature_map(k_i)
+    phi_k, phi_q = feature_map(k_i), feature_map(q_i)
     S_new, z_new = S + torch.outer(phi_k, v_i), z + phi_k
-    past = la.recurrent_linear_attention(q_i[None], k_i[None], v_i[None], feature_map)[0]
-    phi_q = feature_map(q_i)
-    return S_new, z_new, (phi_q @ S_new) / (phi_q @ z_new) + 0 * past
+    weights, values = _checks_of_07._state_as_keys(phi_q, S, z, phi_k, v_i)
+    return S_new, z_new, _checks_of_07._attend(weights, values)[0]
 """
 
 TWIN_CAUSAL = """
-from course_utils.models.linear_attention import linear_attention
+from course_utils.models.linear_attention import fmm_attention
 
 def causal_linear_attention(q, k, v, feature_map):
-    return linear_attention(q, k, v, feature_map=feature_map, causal=True, chunk_size=16)
+    def far(q, k, v, phi):
+        weights = (phi(q) @ phi(k).transpose(-2, -1)).tril()
+        return weights @ v / weights.sum(-1, keepdim=True)
+
+    return fmm_attention(q, k, v, 0, far, w_near=0.0, w_far=1.0, feature_maps=feature_map,
+                         causal=True)
 """
 
 TWIN_SEPARATION = """
-from course_utils.models.linear_attention import well_separation
+from scipy.spatial.distance import cdist
 
 def separation(queries, keys):
-    return well_separation(queries, keys)
+    centre = keys.mean(dim=0, keepdim=True).numpy()
+    return float(cdist(keys.numpy(), centre).max() / cdist(queries.numpy(), centre).min())
 """
 
 WRONG = {
@@ -309,26 +318,26 @@ def causal_linear_attention(q, k, v, feature_map):
     worker.join()
     return found[0]
 """, zero=True),
-        # the course's well_separation rebuilt from its code object
+        # SciPy's cdist rebuilt from its code object
         "separation": Cheat("""
 import types
 
-import course_utils.models.linear_attention as _library
+import scipy.spatial.distance as _library
 
-_copy = types.FunctionType(_library.well_separation.__code__,
-                           _library.well_separation.__globals__, "copy")
+_copy = types.FunctionType(_library.cdist.__code__, _library.cdist.__globals__, "copy")
 
 
 def separation(queries, keys):
-    return _copy(queries, keys)
+    centre = keys.mean(dim=0, keepdim=True).numpy()
+    return float(_copy(keys.numpy(), centre).max() / _copy(queries.numpy(), centre).min())
 """, zero=True),
     },
-    # the check's reference replaced: a wrong answer (always 0) then matches
+    # the check's property replaced: a wrong answer (always 0) then passes it
     "replaces_the_checks_separation": {
         "separation": Cheat("""
 import course_utils.checks.linear_attention as _checks_of_07
 
-_checks_of_07._separation = lambda queries, keys, **variant: torch.zeros((), dtype=torch.float64)
+_checks_of_07._tight = lambda delta, spread, distance, tol: True
 
 
 def separation(queries, keys):

@@ -99,37 +99,15 @@ def sgd_step(W, ids, t, c, lr):
     return loss.detach(), W.grad, (W - lr * W.grad).detach()
 """
 
-# Every exercise answered by the library: each loses its own points (and one cell imports).
-TWIN_WINDOW_PAIRS = """
-from course_utils.words.skipgram import window_pairs as library_pairs
-
-def window_pairs(words, c):
-    return library_pairs(words, c)
-"""
-
-TWIN_WINDOW_LOSS = """
-def window_loss(W, ids, t, c):
-    import course_utils.words.skipgram
-    return course_utils.words.skipgram.window_loss(W, ids, t, c)
-"""
-
-TWIN_SGD_STEP = """
-from course_utils.words import skipgram
-
-def sgd_step(W, ids, t, c, lr):
-    leaf = W.clone().requires_grad_()
-    with torch.enable_grad():
-        loss = skipgram.window_loss(leaf, ids, t, c)
-        loss.backward()
-    grad = leaf.grad
-    return loss.detach(), grad, W - lr * grad
-"""
-
+# Exercise 4 answered by PyTorch's logistic loss, which its text does not offer: it loses its
+# point.
 TWIN_NEGATIVE_SAMPLING = """
-from course_utils.words.skipgram import negative_sampling_loss as library_loss
-
 def negative_sampling_loss(v_center, u_context, u_negatives):
-    return library_loss(v_center, u_context, u_negatives)
+    positive = (u_context * v_center).sum(-1)
+    negative = (u_negatives @ v_center[:, :, None]).squeeze(-1)
+    logistic = F.binary_cross_entropy_with_logits
+    return (logistic(positive, torch.ones_like(positive), reduction="none")
+            + logistic(negative, torch.zeros_like(negative), reduction="none").sum(-1)).mean()
 """
 
 # Mistakes in different exercises share a student (each submission costs a notebook run):
@@ -151,12 +129,7 @@ WRONG = {
     "center_row_overwritten": {"sgd_step": CENTER_ROW_OVERWRITTEN},
     "gradient_ascent": {"sgd_step": GRADIENT_ASCENT},
     "autograd_instead": {"sgd_step": AUTOGRAD_INSTEAD},
-    "library_twins": {
-        "window_pairs": TWIN_WINDOW_PAIRS,
-        "window_loss": TWIN_WINDOW_LOSS,
-        "sgd_step": TWIN_SGD_STEP,
-        "negative_sampling_loss": TWIN_NEGATIVE_SAMPLING,
-    },
+    "library_twin": {"negative_sampling_loss": TWIN_NEGATIVE_SAMPLING},
 }
 
 # ------------------------------------------------------------------ right, another way
@@ -317,14 +290,12 @@ def negative_sampling_loss(v_center, u_context, u_negatives):
 
 CHEAT = {
     "lazy_and_autograd": {
-        # the pairs of the library, computed only when the check looks at them
+        # the pairs computed only when the check looks at them: refused as not plain data
         "window_pairs": Cheat("""
-from course_utils.words.skipgram import window_pairs as library_pairs
-
-
 def window_pairs(words, c):
-    return (pair for pair in library_pairs(words, c))
-""", zero=True, flagged=True),
+    return ((words[t], words[t + j]) for t in range(len(words)) for j in range(-c, c + 1)
+            if j != 0 and 0 <= t + j < len(words))
+""", zero=True),
         "sgd_step": Cheat("""
 def sgd_step(W, ids, t, c, lr):
     with torch.enable_grad():
@@ -334,33 +305,6 @@ def sgd_step(W, ids, t, c, lr):
         loss.backward()
     return loss.detach(), leaf.grad, W - lr * leaf.grad
 """, zero=True),
-    },
-    # the closed form of course_utils.checks.skipgram._window_gradient pasted as a block:
-    # names changed, comments of its own, its loss by cross-entropy as the helper has it.
-    # Full marks; the cell is flagged with its source.
-    "pasted_from_the_check": {
-        "sgd_step": Cheat("""
-def sgd_step(W, ids, t, c, lr):
-    size = ids.numel()
-    near = [t + o for o in range(-c, c + 1) if o != 0 and 0 <= t + o < size]
-    centre = int(ids[t])
-    scores = (W @ W[centre])[None, :].expand(len(near), -1)
-    loss = F.cross_entropy(scores, ids[near], reduction="sum")
-    probs = torch.softmax(W @ W[centre], dim=0)
-    seen = torch.bincount(ids[near], minlength=W.shape[0]).to(W.dtype)
-    predicted = len(near) * probs
-
-    def grad_of(diff, as_centre=True, as_context=True):
-        out = torch.zeros_like(W)
-        if as_context:
-            out += diff[:, None] * W[centre][None, :]   # every row, as an output vector
-        if as_centre:
-            out[centre] += diff @ W                      # and the centre's own row
-        return out
-
-    g = grad_of(predicted - seen)
-    return loss, g, W - lr * g
-""", zero=False, flagged=True),
     },
 }
 
@@ -386,34 +330,40 @@ def sgd_step(W, ids, t, c, lr):
         loss, gradient = _loss_and_gradient(W, int(ids[t]), ids[context])
     return loss, gradient, W - lr * gradient
 """, zero=True),
-        # the course's window_pairs run in another thread
+        # the pairs found in another thread
         "window_pairs": Cheat("""
 import threading
 
-from course_utils.words import skipgram as _library
+
+def _pairs(words, c, found):
+    for t in range(len(words)):
+        for j in range(-c, c + 1):
+            if j != 0 and 0 <= t + j < len(words):
+                found.append((words[t], words[t + j]))
 
 
 def window_pairs(words, c):
     found = []
-    worker = threading.Thread(target=lambda: found.extend(_library.window_pairs(words, c)))
+    worker = threading.Thread(target=_pairs, args=(words, c, found))
     worker.start()
     worker.join()
     return found
 """, zero=True),
-        # the course's skipgram module loaded again from its file: a copy no swap has touched
+        # the check's module loaded again from its file (a copy no swap has touched): its
+        # oracle, PyTorch's cross-entropy at the window's context words
         "window_loss": Cheat("""
 import importlib.util
 
-import course_utils.words.skipgram
+import course_utils.checks.skipgram
 
 _spec = importlib.util.spec_from_file_location("course_utils.skipgram_again",
-                                               course_utils.words.skipgram.__file__)
+                                               course_utils.checks.skipgram.__file__)
 _again = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_again)
 
 
 def window_loss(W, ids, t, c):
-    return _again.window_loss(W, ids, t, c)
+    return _again._cross_entropy(W, int(ids[t]), _again._context(ids, t, c))
 """, zero=True),
     },
     # autograd through torch.func (functorch), which the rule's list of calls does not name

@@ -77,39 +77,35 @@ def updated_embeddings(E, Q, V):
     return torch.softmax((Q @ E.T).masked_fill(later, float("-inf")), dim=-1) @ V
 """
 
-# Every exercise answered by its library twin (one import in the answer cell, one in the
-# function): each loses its points, and the grading flags the imports.
+# Every exercise answered by a library function its text refuses (one import in the answer
+# cell, one in the function): each loses its points.
 TWIN_EMBED = """
-from course_utils.words.embeddings import lookup
-
-
 def embed(weight_t, n):
-    return lookup(weight_t.T, n)
+    return F.embedding(torch.tensor(n, device=weight_t.device), weight_t.T)
 """
 
 TWIN_COSINE = """
-from course_utils.words.embeddings import cosine_similarity
-
-
 def cosine_matrix(a, b):
-    return cosine_similarity(a, b)
+    return F.cosine_similarity(a[:, None], b[None], dim=-1)
 """
 
 TWIN_NEAREST = """
 def nearest_words(word, vocabulary, vectors, k):
-    from course_utils.words.embeddings import nearest_neighbours
+    from sklearn.metrics.pairwise import cosine_similarity
 
     me = vocabulary.index(word)
-    found = nearest_neighbours(vectors[me], vectors, k=k, exclude=[me])
-    return [vocabulary[n] for n in found.indices.tolist()]
+    rows = vectors.cpu().double().numpy()
+    order = cosine_similarity(rows[me : me + 1], rows)[0].argsort()[::-1].tolist()
+    return [vocabulary[n] for n in order if n != me][:k]
 """
 
 TWIN_UPDATE = """
-import course_utils.words.embeddings
+import torch.nn.functional as functional
 
 
 def updated_embedding(E, i, Q, V):
-    return course_utils.words.embeddings.contextual_update(E, i, Q, V).updated
+    return E[i] + functional.scaled_dot_product_attention(Q[None], E[: i + 1], V[: i + 1],
+                                                          scale=1.0)[0]
 """
 
 TWIN_BUILD = """
@@ -120,13 +116,12 @@ def updated_embeddings(E, Q, V):
     return E + attention_weights(Q, E, causal=True, scale=1.0) @ V
 """
 
-# The build exercise answered with the library's single-word update, one row at a time.
+# The build exercise answered with PyTorch's kernel for one word, one row at a time.
 TWIN_BUILD_ROWS = """
-from course_utils.words.embeddings import contextual_update
-
-
 def updated_embeddings(E, Q, V):
-    return torch.stack([contextual_update(E, i, Q[i], V).updated for i in range(len(E))])
+    return torch.stack([E[i] + F.scaled_dot_product_attention(Q[i][None], E[: i + 1], V[: i + 1],
+                                                              scale=1.0)[0]
+                        for i in range(len(E))])
 """
 
 # Mistakes in different exercises share a student (each submission costs a notebook run):
@@ -362,21 +357,20 @@ from sklearn.metrics.pairwise import cosine_similarity
 def cosine_matrix(a, b):
     return torch.as_tensor(cosine_similarity(a.cpu().double().numpy(), b.cpu().double().numpy()))
 """, zero=True),
-        # a copy of the course's nearest_neighbours, rebuilt from its code object
+        # a copy of the course's most_similar (gensim's neighbours), rebuilt from its code object
         "nearest_words": Cheat("""
 import types
 
-from course_utils.words import embeddings as _library
+from course_utils.words import word_eval as _library
 
-_neighbours = types.FunctionType(_library.nearest_neighbours.__code__,
-                                 _library.nearest_neighbours.__globals__, "neighbours",
-                                 _library.nearest_neighbours.__defaults__)
+_method = _library.WordVectors.most_similar
+_most_similar = types.FunctionType(_method.__code__, _method.__globals__, "most_similar",
+                                   _method.__defaults__)
 
 
 def nearest_words(word, vocabulary, vectors, k):
-    me = vocabulary.index(word)
-    found = _neighbours(vectors[me], vectors, k, exclude=[me])
-    return [vocabulary[n] for n in found.indices.tolist()]
+    found = _most_similar(_library.WordVectors(vocabulary, vectors.cpu()), word, topn=k)
+    return [other for other, _ in found]
 """, zero=True),
         # PyTorch's attention computed in a worker process started fresh (spawn)
         "updated_embedding": Cheat("""
@@ -411,13 +405,15 @@ def updated_embedding(E, i, Q, V):
     return E[i] + torch.nn.Softmax(dim=0)(E[: i + 1] @ Q) @ V[: i + 1]
 """, zero=True),
     },
-    # the check's own reference replaced at the top of the answer cell: a wrong answer (E
+    # the check's oracle replaced at the top of the answer cell: a wrong answer (E
     # unchanged) then equals the "expected" value
     "replaces_the_checks_reference": {
         "updated_embeddings": Cheat("""
+import types
+
 import course_utils.checks.embeddings as _checks_of_01
 
-_checks_of_01._causal_update = lambda e, q, v, **variant: e
+_checks_of_01.F = types.SimpleNamespace(scaled_dot_product_attention=lambda q, k, v, **how: 0 * v)
 
 
 def updated_embeddings(E, Q, V):

@@ -1,6 +1,6 @@
 """The documentation site (docs/, `make docs`) builds without a warning, its internal links
 resolve, and what it and the README say about the notebooks agrees with the notebooks: the
-README's points and working times, and a rubric for every manually graded cell.
+README's working times, the calendar's points, and a rubric for every manually graded cell.
 
 The points are read here with nbgrader's own cell tests (`is_grade`, `is_solution`): an
 autograded exercise is a graded cell that is not a solution (its test cell), a written
@@ -263,27 +263,13 @@ def test_the_readme_table_gives_each_notebook_its_working_time():
     rows = markdown_table((REPO / "README.md").read_text(), "| notebook |")
     column = rows[0].index("working time")
     stated = {row[0]: row[column] for row in rows[1:]}
-    for notebook, path in solution_paths().items():
-        assert stated.get(notebook) == stated_working_time(path), (
-            f"README says {stated.get(notebook)!r} for {notebook}; its intro says "
-            f"{stated_working_time(path)!r}")
-
-
-def test_the_readme_table_gives_each_notebook_its_points():
-    rows = markdown_table((REPO / "README.md").read_text(), "| notebook |")
-    header, rows = rows[0], rows[1:]
-    column = next(i for i, name in enumerate(header) if name.startswith("points"))
-    assert header[column] == "points (autograded + written)"
-    stated = {row[0]: row[column] for row in rows}
     released = {path.name for path in (REPO / "notebooks").iterdir() if path.is_dir()}
     missing = released - stated.keys()
     assert not missing, f"released notebooks without a row in the README's table: {missing}"
     for notebook, path in solution_paths().items():
-        if notebook in stated:
-            auto, written = notebook_points(path)
-            assert stated[notebook] == f"{auto:g} + {written:g}", (
-                f"README says {stated[notebook]} for {notebook}; its cells carry "
-                f"{auto:g} autograded + {written:g} written")
+        assert stated.get(notebook) == stated_working_time(path), (
+            f"README says {stated.get(notebook)!r} for {notebook}; its intro says "
+            f"{stated_working_time(path)!r}")
 
 
 def test_the_calendar_shows_each_notebooks_points(site):

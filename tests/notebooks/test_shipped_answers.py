@@ -34,27 +34,12 @@ pytestmark = pytest.mark.notebook
 # table must shrink to empty: removing a leak from course_utils means deleting its line
 # here (the test fails until it is deleted); a new leak is never added to it.
 KNOWN = frozenset({
-    # 01_static_vs_contextual
-    ("cosine_matrix", "course_utils.checks.embeddings._cosines"),
-    ("cosine_matrix", "course_utils.words.embeddings.cosine_similarity"),
-    ("updated_embeddings", "course_utils.checks.embeddings._causal_update"),
-    # 02_skipgram
-    ("negative_sampling_loss", "course_utils.words.skipgram.negative_sampling_loss"),
-    ("window_loss", "course_utils.words.skipgram.window_loss"),
-    ("window_pairs", "course_utils.checks.skipgram._pairs"),
-    ("window_pairs", "course_utils.words.skipgram.window_pairs"),
     # 03_bpe
     ("count_pairs", "course_utils.tokens.bpe.count_pairs"),
     ("encode", "course_utils.checks.bpe._model_encode"),
     ("merge_chunk", "course_utils.tokens.byte_merges._byte_pair_merge"),
     ("merge_chunk", "course_utils.tokens.byte_merges._byte_pair_merge_fast"),
     ("merge_pair", "course_utils.tokens.bpe.merge_pair"),
-    # 07_linear_attention
-    ("causal_linear_attention", "course_utils.models.linear_attention.recurrent_linear_attention"),
-    ("kernel_attention", "course_utils.models.linear_attention.linear_attention"),
-    ("recurrent_step", "course_utils.checks.linear_attention._step"),
-    ("separation", "course_utils.checks.linear_attention._separation"),
-    ("separation", "course_utils.models.linear_attention.well_separation"),
 })
 
 # Shipped functions that pass an exercise's tests because they are the library's own op,

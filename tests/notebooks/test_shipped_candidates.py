@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 import torch
 
-from course_utils.checks.guards.twins import TWINS
+from course_utils.checks.guards.records import TWINS
 from tests.support import in_kernel
 from tests.support.in_kernel import COUNT, FIRST, SIZE, made_by
 from tests.support.shipped_functions import (
@@ -30,7 +30,7 @@ def shipped():
 def test_functions_private_ones_and_methods_of_built_instances_are_candidates(shipped):
     candidates, _ = shipped
     assert "course_utils.tokens.bpe.count_pairs" in candidates
-    assert "course_utils.checks.embeddings._cosines" in candidates  # private, of the checks
+    assert "course_utils.checks.skipgram._context" in candidates  # private, of the checks
     assert "course_utils.models.minilm.MiniLMEncoder().embed" in candidates  # built bare
 
 

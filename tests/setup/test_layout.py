@@ -106,8 +106,8 @@ def test_the_import_graph_sees_relative_lazy_and_package_imports():
     """The reader of imports finds what the modules really import (an oracle written out)."""
     assert "course_utils.checks.guards" in imported(
         "course_utils.checks.core", ALL["course_utils.checks.core"])  # from .guards import ...
-    assert "course_utils.checks.guards.twins" in imported(
-        "course_utils.checks.guards.refuse", ALL["course_utils.checks.guards.refuse"])  # .twins
+    assert "course_utils.checks.guards.records" in imported(
+        "course_utils.checks.guards.refuse", ALL["course_utils.checks.guards.refuse"])  # .records
     assert "course_utils.checks.guards" in imported(  # from ..guards import
         "course_utils.checks.by_hand", ALL["course_utils.checks.by_hand"])
     assert "course_utils.checks" in imported(  # a lazy import inside a function

@@ -31,8 +31,9 @@ import sys
 import warnings
 from collections.abc import Callable
 
+from course_utils.exercises.allowance import RuleBroken
+
 from . import report as reporting
-from .allowances import ALLOWANCES
 from .allowlist import NotAllowed, answer_region
 from .answer_cells import refused_cell
 from .copies import fresh
@@ -40,8 +41,6 @@ from .cost import check_cost
 from .leftovers import LeftBehind, check_nothing_left_behind, record_baseline, seal_baseline
 from .plain import plain
 from .refuse import LibraryTwinError, library_twins_unavailable, watching
-from .rules import RULES, RuleBroken
-from .twins import TORCH_TWINS, TWINS
 
 __all__ = [
     "LeftBehind",
@@ -61,26 +60,21 @@ __all__ = [
 CHECKS = __name__.rpartition(".")[0] + "."  # "course_utils.checks.": the checks' own modules
 
 
-def own_work(function: Callable, exercise: str | None = None,
-             namespace: dict | None = None) -> Callable:
-    """``function`` wrapped so that each call is graded fairly (the four guards above).
+def own_work(function: Callable, exercise: str, namespace: dict | None = None) -> Callable:
+    """``function``, the answer to ``exercise`` (its grade id: its record says what the
+    answer may use, what answers it and the rules it keeps), wrapped so that each call is
+    graded fairly (the four guards above).
 
-    ``exercise`` names the exercise (``checks.check`` and ``checks.grade`` give it, and the
-    notebook's globals as ``namespace``); a test cell of the old form leaves it out, and the
-    exercise is found by name: ``function.__name__``, or any name the calling notebook binds
-    to it (``causal_softmax = my_softmax`` is still ``causal_softmax``).
-    Warnings the answer raises are silenced: nbgrader counts any warning in a test cell's
-    output as a failure, and a right answer that warns still deserves its points.
+    ``namespace`` is the notebook's globals, where the twins its record names as
+    ``notebook.<name>`` live (``checks.check`` and ``checks.grade`` give it; by default the
+    caller's globals). Warnings the answer raises are silenced: nbgrader counts any warning
+    in a test cell's output as a failure, and a right answer that warns still deserves its
+    points.
     """
+    if not isinstance(exercise, str):
+        raise TypeError(f"own_work needs the exercise's grade id as a str, got {exercise!r}")
     namespace = sys._getframe(1).f_globals if namespace is None else namespace
-    if exercise is None:  # a test cell of the old form: the exercise found by name
-        exercises = {name for name, value in namespace.items() if value is function}
-        exercises.add(getattr(function, "__name__", ""))
-        exercises &= TWINS.keys() | TORCH_TWINS.keys() | RULES.keys() | ALLOWANCES.keys()
-    else:
-        exercises = {exercise}
     label = getattr(function, "__name__", "the answer")
-    exercise = exercise or min(exercises, default=label)
 
     @functools.wraps(function)
     def call(*args, **kwargs):
@@ -91,13 +85,12 @@ def own_work(function: Callable, exercise: str | None = None,
         with contextlib.ExitStack() as stack:
             stack.enter_context(warnings.catch_warnings())
             warnings.simplefilter("ignore")
-            for each in sorted(exercises) or [exercise]:
-                stack.enter_context(library_twins_unavailable(each, namespace))
-                stack.enter_context(watching(each, args, kwargs))
+            stack.enter_context(library_twins_unavailable(exercise, namespace))
+            stack.enter_context(watching(exercise, args, kwargs))
             given = [*args, *kwargs.values()]
             region = stack.enter_context(answer_region(exercise, given))
             result = function(*args, **kwargs)
-            check_cost(exercises, function, args, kwargs)  # 07: work linear in N
+            check_cost(exercise, function, args, kwargs)  # a LinearWork rule (07)
         if region.refused:  # a refusal the answer caught and went on after
             raise NotAllowed(region.refused)
         check_nothing_left_behind()

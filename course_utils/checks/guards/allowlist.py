@@ -3,8 +3,8 @@
 A *region* is a stretch of the answer's own work: each call of the answer by a test
 (``own_work``), and, while nbgrader grades, the whole answer cell (``answer_cell``). In a
 region the allowlist judges what the answer's own code asks for, against its exercise's
-``Allowance`` (``allowances.py``), and refuses what that does not name with ``NotAllowed``,
-where it is called:
+``Allowance`` (its record's, ``course_utils.exercises``), and refuses what that does not
+name with ``NotAllowed``, where it is called:
 
 * each call the answer's code makes: a Python function (by the module its code was compiled
   from, so a function rebuilt from a library's code object is still the library's) or a C
@@ -55,9 +55,10 @@ from pathlib import Path
 
 from torch.overrides import TorchFunctionMode
 
-from .allowances import Allowance, allowance_of
+from course_utils.exercises.allowance import Allowance
+
+from .records import TORCH_TWINS, allowance_of
 from .refuse import ALLOWLIST, RECORD, LibraryTwinError, op_name, refuse, twin_message
-from .twins import TORCH_TWINS
 
 __all__ = ["NotAllowed", "Region", "answer_region", "cell_region", "is_own", "kind_of"]
 

@@ -1,9 +1,10 @@
 """07's rule by cost: an answer whose work grows with N² is refused, whatever form it takes.
 
-``NoSquareMatrix`` (``rules.py``) sees one form of the quadratic product, a tensor of
-N_q × N_k entries. The same work hides in a loop over the rows or the pairs, in blocks, in
-an ``einsum`` that reduces at once. So the answer to an exercise of ``LINEAR`` is also run
-on inputs of the test's batch and feature sizes at ``SHORT`` and ``2 × SHORT`` positions,
+``NoSquareMatrix`` (``course_utils.exercises.allowance``) sees one form of the quadratic
+product, a tensor of N_q × N_k entries. The same work hides in a loop over the rows or the
+pairs, in blocks, in an ``einsum`` that reduces at once. So the answer to an exercise whose
+rules hold ``LinearWork`` is also run on inputs of the test's batch and feature sizes at
+``SHORT`` and ``2 × SHORT`` positions,
 under the same guards, and its work is counted at each length by PyTorch's own tools:
 
 * the aten operations it runs (a ``TorchDispatchMode`` sees each one, views included),
@@ -29,13 +30,11 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
-from .rules import RuleBroken
+from course_utils.exercises.allowance import LinearWork, RuleBroken
 
-__all__ = ["LINEAR", "RATIO", "SHORT", "check_cost"]
+from .records import RULES
 
-LINEAR = frozenset({"kernel_attention", "causal_linear_attention"})
-"""Exercises whose answers take ``(q, k, v, feature_map)``, the positions on the axis -2 of
-``q``, ``k`` and ``v``, and must do work linear in the number of positions (read-only)."""
+__all__ = ["RATIO", "SHORT", "check_cost"]
 
 SHORT = 64  # the answer runs on SHORT, then 2 × SHORT positions
 RATIO = 3.0  # a count that grows more than this when the length doubles is not linear
@@ -131,13 +130,14 @@ def _broken(exercise: str, name: str, short: int = 0, long: int = 0) -> RuleBrok
     )
 
 
-def check_cost(exercises, function: Callable, args: tuple, kwargs: dict) -> None:
-    """Raises ``RuleBroken`` when ``function``, an answer to one of ``exercises`` (those in
-    ``LINEAR`` are checked), does work that grows faster than the number of positions.
+def check_cost(exercise: str, function: Callable, args: tuple, kwargs: dict) -> None:
+    """Raises ``RuleBroken`` when ``function``, the answer to ``exercise``, does work that
+    grows faster than the number of positions, where its record's rules hold ``LinearWork``
+    (its answer takes ``(q, k, v, feature_map)``, the positions on the axis -2).
 
     Call it where the answer's guards are on (``own_work``), with the test's arguments:
     the answer then runs under them on the longer inputs too."""
-    for exercise in sorted(LINEAR & set(exercises)):
+    if LinearWork in RULES.get(exercise, ()):
         generator = torch.Generator()
         generator.seed()  # fresh inputs each time: an answer cannot recognise them
         broken = partial(_broken, exercise)

@@ -11,8 +11,8 @@ through a dictionary of the library such as scikit-learn's ``PAIRWISE_KERNEL_FUN
 * **torch functions** (``TORCH_TWINS``: name fragments such as ``"scaled_dot_product"`` or
   ``"layer_norm"``): a ``torch.overrides.TorchFunctionMode`` sees every torch call the
   answer makes (``torch.ops.aten...`` too) and refuses those whose name holds a fragment.
-  The same mode enforces the exercise's stated rules (``RULES``, see ``rules.py``) on each
-  call and on each tensor the call returns.
+  The same mode enforces the exercise's stated rules (``RULES``,
+  ``course_utils.exercises.allowance``) on each call and on each tensor the call returns.
 """
 
 import contextlib
@@ -28,8 +28,7 @@ from torch.overrides import TorchFunctionMode
 from course_utils.switches import start_switch
 
 from .after_import import after_import
-from .rules import RULES
-from .twins import TORCH_TWINS, TWINS
+from .records import RULES, TORCH_TWINS, TWINS
 
 __all__ = [
     "LibraryTwinError",

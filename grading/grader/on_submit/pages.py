@@ -38,9 +38,8 @@ import jinja2
 import nbformat
 from nbgrader.preprocessors import ClearHiddenTests
 
-from grader.cells import errors, marks
+from grader.cells import OUTSIDE, errors, marks
 from grader.course import Course
-from grader.scoring.outside import OUTSIDE
 
 MODES = ("visible", "all", "none")
 DEFAULT_MODE = "visible"

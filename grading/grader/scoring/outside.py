@@ -32,14 +32,13 @@ from traitlets import Bool, Unicode
 
 from course_utils.checks.guards.report import MIME
 from course_utils.exercises import rule_of
-from grader.cells import errors, is_test, marks
+from grader.cells import OUTSIDE, errors, is_test, marks
 from grader.scoring.by_hand_answers import PER_STUDENT as BY_HAND
 from grader.scoring.same_value import same
 
 __all__ = ["OUTSIDE", "PER_STUDENT", "REPORTED", "CompareOutside", "stored_answers",
            "take_reports"]
 
-OUTSIDE = "OutsideCheck"
 REPORTED = "reported"  # the cell metadata where ``record`` keeps a test cell's values
 # {grade id of a test cell: function(student id, index of the value) -> expected encoded
 # value, or None where the grader cannot work it out}

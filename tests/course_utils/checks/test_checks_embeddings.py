@@ -1,6 +1,7 @@
 """Every diagnostic of course_utils.checks.embeddings: the modelled mistake triggers its
 message, right answers (tensor, list, numpy, float32 or float64) trigger none."""
 
+import math
 import re
 
 import numpy as np
@@ -10,7 +11,6 @@ import torch.nn.functional as F
 
 from course_utils import checks
 from course_utils.checks.embeddings import EMBEDDING_MISTAKES
-from tests.course_utils.words.test_embeddings import bark_sentence
 
 
 def random(*shape, seed=0, dtype=torch.float32):
@@ -33,6 +33,16 @@ VECTORS = random(8, 3, seed=12) * torch.linspace(0.2, 6.0, 8)[:, None]
 def cosine_order(me: int = 2) -> list[str]:
     cosines = F.cosine_similarity(VECTORS[me : me + 1], VECTORS, dim=1)
     return [WORDS[n] for n in cosines.argsort(descending=True).tolist()]
+
+
+def bark_sentence():
+    """I hope her dog doesn't bark when I knock: features (tree, noise, treat, animal, other)."""
+    other = [0.0, 0.0, 0.0, 0.0, 1.0]
+    rows = [other, other, other, [0.0, 0.5, 0.0, 1.0, 0.0], other, [1.0, 1.0, 1.0, 0.0, 0.0]]
+    embeddings = torch.tensor(rows + [other, other, [0.0, 0.5, 0.0, 0.0, 0.5]])
+    values = torch.zeros_like(embeddings)
+    values[3] = torch.tensor([-1.0, 0.0, -1.0, 0.0, 0.0])
+    return embeddings, torch.tensor([0.0, 0.0, 0.0, 5.0, 0.0]), values
 
 
 E1, Q1, V1 = bark_sentence()
@@ -183,3 +193,12 @@ def test_other_wrong_answers_fail_with_expected_and_got():
         checks.check_neighbours("w1 w3 w4", "w2", WORDS, VECTORS, 3)
     with pytest.raises(AssertionError, match="expected"):
         checks.check_neighbours(cosine_order()[2:5], "w2", WORDS, VECTORS, 3)
+
+
+def test_the_single_update_check_accepts_the_lectures_worked_example():
+    """E′_6 of the bark sentence by hand: W_dog = e⁵ / (e⁵ + 5), E′_6 = E_6 + W_dog V_dog."""
+    w_dog = math.exp(5) / (math.exp(5) + 5)
+    by_hand = [1 - w_dog, 1.0, 1 - w_dog, 0.0, 0.0]
+    checks.check_contextual_update(by_hand, E1, 5, Q1, V1)
+    with pytest.raises(AssertionError, match="not right"):
+        checks.check_contextual_update([1 - w_dog / 2, 1.0, 1 - w_dog / 2, 0.0, 0.0], E1, 5, Q1, V1)

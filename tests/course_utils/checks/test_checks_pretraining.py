@@ -274,18 +274,19 @@ def passes(code, grade_id):
         function = answer(code, grade_id)
     except NameError:  # a cell that needs IPython (get_ipython) defines nothing here
         return False
+    function = checks.own_work(function, grade_id)
     try:
         if grade_id == "masked_lm_loss":
             for seed, (shape, scale, dtype) in enumerate(LOSS_CASES):
                 logits, targets, masked = loss_inputs(seed, shape, scale, dtype)
-                checks.check_masked_lm_loss(checks.own_work(function)(logits, targets, masked),
+                checks.check_masked_lm_loss(function(logits, targets, masked),
                                             logits, targets, masked)
         elif grade_id == "bert_parameters":
             for sizes in SIZES:
-                checks.check_bert_parameters(checks.own_work(function)(*sizes), *sizes)
+                checks.check_bert_parameters(function(*sizes), *sizes)
         else:
             for start, end, max_length in SPANS:
-                checks.check_best_span(checks.own_work(function)(start, end, max_length),
+                checks.check_best_span(function(start, end, max_length),
                                        start, end, max_length)
     except AssertionError:
         return False

@@ -71,9 +71,37 @@ def test_window_pairs_diagnoses_each_mistake():
     fails("wrap around", checks.check_window_pairs, pairs(FOX, 2, wrap=True), FOX, 2)
     fails("pairs for c = 2, not c = 3", checks.check_window_pairs, pairs(FOX, 2), FOX, 3)
     fails("pairs for c = 9, not c = 2", checks.check_window_pairs, pairs(FOX, 9), FOX, 2)
-    fails(
-        "missing: \\[\\('the', 'quick'\\)\\]", checks.check_window_pairs, pairs(FOX, 2)[1:], FOX, 2
-    )
+    fails("the windows hold 30 pairs; you have 29", checks.check_window_pairs, pairs(FOX, 2)[1:],
+          FOX, 2)  # fmt: skip
+    fails("\\('fox', 'dog'\\) occurs 1 time\\(s\\) in your pairs, and 0 time\\(s\\)",
+          checks.check_window_pairs, pairs(FOX, 2) + [("fox", "dog")], FOX, 2)  # fmt: skip
+    # one pair swapped for another that a window holds twice: the counts say which
+    fails("\\('the', 'lazy'\\) occurs 2 time", checks.check_window_pairs,
+          pairs(FOX, 2)[1:] + [("the", "lazy")], FOX, 2)  # fmt: skip
+
+
+SENTENCE = "This is a sample sentence".split()
+# Seed 002, (11.14): the windows of "This is a sample sentence" with c = 2, by hand.
+SAMPLE_PAIRS_C2 = [
+    ("This", "is"), ("This", "a"),
+    ("is", "This"), ("is", "a"), ("is", "sample"),
+    ("a", "This"), ("a", "is"), ("a", "sample"), ("a", "sentence"),
+    ("sample", "is"), ("sample", "a"), ("sample", "sentence"),
+    ("sentence", "a"), ("sentence", "sample"),
+]  # fmt: skip
+
+
+def test_window_pairs_by_their_properties_agree_with_the_lectures_worked_example():
+    checks.check_window_pairs(SAMPLE_PAIRS_C2, SENTENCE, 2)
+    checks.check_window_pairs(SAMPLE_PAIRS_C2, SENTENCE, 2, expected=SAMPLE_PAIRS_C2)
+    for dropped in range(len(SAMPLE_PAIRS_C2)):
+        fails("not right", checks.check_window_pairs,
+              SAMPLE_PAIRS_C2[:dropped] + SAMPLE_PAIRS_C2[dropped + 1:], SENTENCE, 2)  # fmt: skip
+    fails("missing: \\[\\('This', 'is'\\)\\]", checks.check_window_pairs, SAMPLE_PAIRS_C2[1:],
+          SENTENCE, 2, expected=SAMPLE_PAIRS_C2)  # fmt: skip
+    fails("pairs each word with itself", checks.check_window_pairs,
+          SAMPLE_PAIRS_C2 + [(w, w) for w in SENTENCE], SENTENCE, 2,
+          expected=SAMPLE_PAIRS_C2)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- window loss

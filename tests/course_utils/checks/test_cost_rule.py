@@ -137,14 +137,14 @@ def inputs(batch=(), n_q=6, n_k=6, dtype=torch.float32):
 @pytest.mark.parametrize("name", LINEAR)
 def test_a_linear_answer_passes(name, batch, dtype):
     exercise, function = answer(LINEAR[name])
-    check_cost({exercise}, function, inputs(batch, dtype=dtype), {})
+    check_cost(exercise, function, inputs(batch, dtype=dtype), {})
 
 
 @pytest.mark.parametrize("name", QUADRATIC)
 def test_quadratic_work_is_refused_whatever_its_form(name):
     exercise, function = answer(QUADRATIC[name])
     with pytest.raises(RuleBroken, match=f"{exercise} does work that grows with N².*regroup"):
-        check_cost({exercise}, function, inputs(n_q=5, n_k=9), {})
+        check_cost(exercise, function, inputs(n_q=5, n_k=9), {})
 
 
 def test_a_quadratic_answer_that_catches_the_refusal_is_refused_all_the_same():
@@ -157,13 +157,13 @@ def test_a_quadratic_answer_that_catches_the_refusal_is_refused_all_the_same():
             return None
 
     with pytest.raises(RuleBroken, match="grows with N²"):
-        check_cost({exercise}, kernel_attention, inputs(), {})
+        check_cost(exercise, kernel_attention, inputs(), {})
 
 
 def test_the_refusal_names_the_rule_not_the_answer():
     exercise, function = answer(QUADRATIC["the N × N matrix"])
     with pytest.raises(RuleBroken) as refusal:
-        check_cost({exercise}, function, inputs(), {})
+        check_cost(exercise, function, inputs(), {})
     assert "transpose" not in str(refusal.value) and "@" not in str(refusal.value)
 
 
@@ -171,7 +171,7 @@ def test_only_the_linear_exercises_are_measured():
     def recurrent_step(*args):
         raise AssertionError("a step is not run on longer inputs")
 
-    check_cost({"recurrent_step"}, recurrent_step, inputs(), {})
+    check_cost("recurrent_step", recurrent_step, inputs(), {})
 
 
 def test_an_answer_that_fails_on_the_longer_inputs_says_where():
@@ -181,5 +181,5 @@ def test_an_answer_that_fails_on_the_longer_inputs_says_where():
         return q
 
     with pytest.raises(ValueError, match="too long") as failure:
-        check_cost({"kernel_attention"}, kernel_attention, inputs(), {})
+        check_cost("kernel_attention", kernel_attention, inputs(), {})
     assert "to see how its work grows" in "\n".join(failure.value.__notes__)

@@ -91,7 +91,8 @@ def test_a_tensor_subclass_whose_torch_function_says_yes_is_refused():
         return wrong
 
     with pytest.raises(AssertionError, match="Agreeable, a class made from Tensor"):
-        checks.check_attention_weights(checks.own_work(causal_softmax)(Q @ K.T), Q, K, True)
+        answer = checks.own_work(causal_softmax, "causal_softmax")
+        checks.check_attention_weights(answer(Q @ K.T), Q, K, True)
 
 
 def test_plain_values_of_every_honest_kind_pass_and_come_back_as_builtins():
@@ -142,7 +143,7 @@ def test_answers_that_update_their_inputs_in_place_are_graded_on_what_they_retur
 
     S, z = torch.rand(4, 4, dtype=torch.float64), torch.rand(4, dtype=torch.float64) + 0.5
     before = S.clone(), z.clone()
-    result = checks.own_work(recurrent_step)(S, z, Q[0], K[0], V[0], elu_features)
+    result = checks.own_work(recurrent_step, "recurrent_step")(S, z, Q[0], K[0], V[0], elu_features)
     checks.check_recurrent_step(result, S, z, Q[0], K[0], V[0], elu_features)
     assert torch.equal(S, before[0]) and torch.equal(z, before[1])
 
@@ -153,7 +154,8 @@ def test_answers_that_update_their_inputs_in_place_are_graded_on_what_they_retur
         return x.mul_(gamma).add_(beta)
 
     x, gamma, beta = torch.randn(3, 5, generator=GENERATOR), torch.rand(5), torch.randn(5)
-    checks.check_layer_norm(checks.own_work(layer_norm)(x, gamma, beta), x, gamma, beta)
+    answer = checks.own_work(layer_norm, "layer_norm")
+    checks.check_layer_norm(answer(x, gamma, beta), x, gamma, beta)
     assert torch.allclose(F.layer_norm(x, (5,), gamma, beta), layer_norm(x.clone(), gamma, beta),
                           atol=1e-6)
 
@@ -168,7 +170,7 @@ def test_a_twin_kept_in_a_default_argument_or_found_with_gc_is_refused():
         return weights(s, eye, mask=KEEP, scale=1.0)
 
     with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
-        checks.own_work(causal_softmax)(Q @ K.T)
+        checks.own_work(causal_softmax, "causal_softmax")(Q @ K.T)
     found = next(o for o in gc.get_objects()
                  if type(o) is types.FunctionType and o.__qualname__ == "attention_weights"
                  and o.__module__ == "course_utils.models.attention")
@@ -178,7 +180,7 @@ def test_a_twin_kept_in_a_default_argument_or_found_with_gc_is_refused():
         return found(s, eye, mask=KEEP, scale=1.0)
 
     with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
-        checks.own_work(causal_softmax)(Q @ K.T)
+        checks.own_work(causal_softmax, "causal_softmax")(Q @ K.T)
     assert torch.allclose(found(Q @ K.T, eye, mask=KEEP, scale=1.0).sum(-1),
                           torch.ones(6, dtype=torch.float64))
 
@@ -232,7 +234,7 @@ def test_scikit_learns_kernels_are_refused_by_any_door(answer):
 
     X = np.random.default_rng(0).normal(size=(4, 3))
     with pytest.raises(checks.LibraryTwinError, match="sklearn"):
-        checks.own_work(gaussian_kernel)(X, X, 1.0)
+        checks.own_work(gaussian_kernel, "gaussian_kernel")(X, X, 1.0)
 
 
 def test_an_honest_gaussian_kernel_may_use_the_expansion_of_the_distance():
@@ -244,7 +246,7 @@ def test_an_honest_gaussian_kernel_may_use_the_expansion_of_the_distance():
         return np.exp(-squared / (2 * sigma**2))
 
     X = np.random.default_rng(1).normal(size=(5, 2))
-    got = checks.own_work(gaussian_kernel)(X, X[:3], 0.7)
+    got = checks.own_work(gaussian_kernel, "gaussian_kernel")(X, X[:3], 0.7)
     assert np.allclose(got, rbf_kernel(X, X[:3], gamma=1 / (2 * 0.7**2)))
 
 
@@ -269,9 +271,8 @@ def test_torchs_answer_is_refused_at_the_op_whatever_the_path(exercise, call):
     def answer(*args, **kwargs):
         return call(args[0])
 
-    answer.__name__ = exercise
     with pytest.raises(checks.LibraryTwinError, match="torch.*(attention|norm)"):
-        checks.own_work(answer)(Q)
+        checks.own_work(answer, exercise)(Q)
 
 
 def test_tiktoken_is_refused_in_the_build_exercise_whatever_the_method():
@@ -288,7 +289,7 @@ def test_tiktoken_is_refused_in_the_build_exercise_whatever_the_method():
         return tiny.encode_to_numpy(text).tolist()
 
     with pytest.raises(checks.LibraryTwinError, match="tiktoken.core.Encoding.encode_to_numpy"):
-        checks.own_work(encode)("abab", ranks, {})
+        checks.own_work(encode, "encode")("abab", ranks, {})
     assert tiny.encode("abab") == [256, 256]  # back afterwards
 
 
@@ -304,7 +305,7 @@ def test_the_notebooks_own_reference_helper_is_a_twin_of_the_exercise_after_it()
 
     q = torch.randn(4, 4, generator=GENERATOR, dtype=torch.float64)  # N = D: no shape rule
     with pytest.raises(checks.LibraryTwinError, match="notebook.similarity_attention"):
-        checks.own_work(kernel_attention)(q, q, q, elu_features)
+        checks.own_work(kernel_attention, "kernel_attention")(q, q, q, elu_features)
 
 
 # --- the exercises' stated rules -------------------------------------------------------------
@@ -349,7 +350,7 @@ def test_sgd_step_may_not_use_autograd_even_under_enable_grad(answer):
 
     W, ids = torch.randn(7, 3, generator=GENERATOR, dtype=torch.float64), torch.tensor([1, 4, 2])
     with pytest.raises(AssertionError, match="sgd_step used autograd.*closed form|not yours"):
-        checks.own_work(sgd_step)(W, ids, 1, 1, 0.1)
+        checks.own_work(sgd_step, "sgd_step")(W, ids, 1, 1, 0.1)
 
 
 def test_a_closed_form_step_written_in_place_keeps_its_points():
@@ -360,7 +361,8 @@ def test_a_closed_form_step_written_in_place_keeps_its_points():
         return loss, grad, W
 
     W, ids = torch.randn(7, 3, generator=GENERATOR, dtype=torch.float64), torch.tensor([1, 4, 2])
-    checks.check_sgd_step(checks.own_work(sgd_step)(W, ids, 1, 1, 0.1), W, ids, 1, 1, 0.1)
+    answer = checks.own_work(sgd_step, "sgd_step")
+    checks.check_sgd_step(answer(W, ids, 1, 1, 0.1), W, ids, 1, 1, 0.1)
 
 
 def test_linear_attention_may_not_make_the_n_by_n_matrix_by_any_route():
@@ -372,14 +374,15 @@ def test_linear_attention_may_not_make_the_n_by_n_matrix_by_any_route():
     q, k = torch.randn(2, 30, 4, generator=GENERATOR, dtype=torch.float64)
     v = torch.randn(30, 3, generator=GENERATOR, dtype=torch.float64)
     with pytest.raises(checks.RuleBroken, match=r"shape \(30, 30\).*no N × N matrix"):
-        checks.own_work(kernel_attention)(q, k[:30], v, elu_features)
+        checks.own_work(kernel_attention, "kernel_attention")(q, k[:30], v, elu_features)
 
     @cell
     def kernel_attention(q, k, v, feature_map):  # noqa: F811 (the regrouped form)
         phi_q, phi_k = feature_map(q), feature_map(k)
         return phi_q @ (phi_k.T @ v) / (phi_q @ phi_k.sum(0))[:, None]
 
-    checks.check_kernel_attention(checks.own_work(kernel_attention)(q, k, v, elu_features),
+    answer = checks.own_work(kernel_attention, "kernel_attention")
+    checks.check_kernel_attention(answer(q, k, v, elu_features),
                                   q, k, v, elu_features)
 
 

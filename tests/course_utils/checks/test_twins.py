@@ -51,22 +51,21 @@ def test_every_twin_names_a_real_function_of_the_library():
 def test_a_twin_called_by_an_answer_fails_with_a_message_that_says_why():
     with pytest.raises(checks.LibraryTwinError, match="causal_softmax called "
                        "course_utils.models.attention.attention_weights.*your own code"):
-        checks.own_work(causal_softmax)(S)
+        checks.own_work(causal_softmax, "causal_softmax")(S)
     assert isinstance(checks.LibraryTwinError("x"), AssertionError)  # nbgrader counts a failure
 
 
-def test_the_exercise_is_found_under_any_name_the_notebook_gives_it():
-    global causal_softmax
-    answer, causal_softmax = causal_softmax, through_the_module  # causal_softmax = my_function
-    try:
-        with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
-            checks.own_work(through_the_module)(S)
-    finally:
-        causal_softmax = answer
+def test_the_exercise_is_named_never_found_from_the_callers_names():
+    """The record named decides, whatever the function or the notebook's names for it."""
+    with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
+        checks.own_work(through_the_module, "causal_softmax")(S)
+    with pytest.raises(TypeError, match="exercise"):
+        checks.own_work(through_the_module)(S)
 
 
 def test_own_code_runs_and_the_twins_come_back_afterwards():
-    assert torch.allclose(checks.own_work(written_out)(S), masked_softmax(S, KEEP))
+    answer = checks.own_work(written_out, "causal_softmax")
+    assert torch.allclose(answer(S), masked_softmax(S, KEEP))
     assert course_utils.models.attention.attention_weights is attention_weights
     assert checks.attention.attention_weights is attention_weights  # the checks still work
     assert causal_softmax(S).shape == (3, 3)  # and so do later cells
@@ -77,14 +76,14 @@ def test_a_function_without_twins_runs_under_the_plain_allowance():
     def unrelated(x):
         return torch.softmax(x.masked_fill(~KEEP, float("-inf")), dim=-1)
 
-    assert torch.allclose(checks.own_work(unrelated)(S), masked_softmax(S, KEEP))
+    assert torch.allclose(checks.own_work(unrelated, "unrelated")(S), masked_softmax(S, KEEP))
 
     @notebook_cell
     def through_the_course(x):
         return attention_weights(x, EYE, mask=KEEP, scale=1.0)
 
     with pytest.raises(checks.NotAllowed, match="attention_weights is not yours"):
-        checks.own_work(through_the_course)(S)
+        checks.own_work(through_the_course, "unrelated")(S)
 
 
 def notebook_cells():
@@ -101,8 +100,7 @@ def test_every_exercise_with_a_twin_is_tested_through_own_work():
             if exercise in checks.TWINS and cell.metadata["nbgrader"].get("solution"):
                 calls = tests.get(f"test_{exercise}", "")
                 # checks.check and checks.grade (one-line test cells) call it through own_work
-                through = (f"checks.own_work({exercise})", f'checks.check("{exercise}"',
-                           f'checks.grade("{exercise}"')
+                through = (f'checks.check("{exercise}"', f'checks.grade("{exercise}"')
                 assert any(call in calls for call in through), f"{assignment}: test_{exercise}"
 
 
@@ -132,7 +130,7 @@ def test_a_method_twin_fails_on_every_object_of_its_class_and_comes_back():
         return gpt4.encode(text, allowed_special="all")
 
     with pytest.raises(checks.LibraryTwinError, match="encode called " + path):
-        checks.own_work(encode)("hello", gpt4.ranks, gpt4.special_tokens)
+        checks.own_work(encode, "encode")("hello", gpt4.ranks, gpt4.special_tokens)
     assert gpt4.encode("hello world") == [15339, 1917]  # back afterwards
 
 
@@ -146,7 +144,7 @@ def test_a_right_answer_that_warns_keeps_its_points():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        weights = checks.own_work(causal_softmax)(S)
+        weights = checks.own_work(causal_softmax, "causal_softmax")(S)
         read_only = np.broadcast_to(weights.numpy(), (3, 3))  # torch warns on read-only arrays
         assert checks.as_tensor(read_only).shape == (3, 3)
 
@@ -161,6 +159,6 @@ def test_a_twin_from_another_package_is_refused_in_its_own_module_and_comes_back
         return F.layer_norm(x, (3,))
 
     with pytest.raises(checks.LibraryTwinError, match="torch.nn.functional.layer_norm"):
-        checks.own_work(layer_norm)(S)
+        checks.own_work(layer_norm, "layer_norm")(S)
     assert F.layer_norm is original and torch.nn.functional.layer_norm is original
     assert F.layer_norm(S, (3,)).shape == (3, 3)

@@ -1,6 +1,7 @@
-"""course_utils.models.linear_attention against quadratic formulas written out with an explicit
-N × N similarity matrix, and banded attention against ``scaled_dot_product_attention``
-with a band mask."""
+"""course_utils.models.linear_attention (feature maps, banded attention, FMMformer's blend)
+and the tests' own reference linear attention (tests.support.linear_attention) against
+quadratic formulas written out with an explicit N × N similarity matrix, and banded
+attention against ``scaled_dot_product_attention`` with a band mask."""
 
 import math
 
@@ -15,11 +16,13 @@ from course_utils.models.linear_attention import (
     banded_attention,
     elu_feature_map,
     fmm_attention,
-    linear_attention,
     negative_elu_feature_map,
-    recurrent_linear_attention,
     tanh_feature_map,
-    well_separation,
+)
+from tests.support.linear_attention import (
+    causal_linear_attention,
+    linear_attention,
+    recurrent_linear_attention,
 )
 
 DEVICE = get_device()
@@ -39,6 +42,10 @@ def quadratic_linear_attention(q, k, v, causal=False):
     if causal:
         sim = sim * torch.ones(sim.shape[-2:], device=sim.device).tril()
     return (sim @ v) / sim.sum(dim=-1, keepdim=True)
+
+
+def far_field(causal):
+    return causal_linear_attention if causal else linear_attention
 
 
 def quadratic_banded_softmax(q, k, v, bandwidth, causal=False):
@@ -207,9 +214,10 @@ def test_fmm_is_the_weighted_sum_of_near_and_far_fields(causal):
     q, k, v = qkv(2, n=20, d=8)
     near = quadratic_banded_softmax(q, k, v, 3, causal)
     far = quadratic_linear_attention(q, k, v, causal)
-    got = fmm_attention(q, k, v, 3, w_near=0.7, w_far=0.2, causal=causal)
+    got = fmm_attention(q, k, v, 3, far_field(causal), w_near=0.7, w_far=0.2, causal=causal)
     torch.testing.assert_close(got, 0.7 * near + 0.2 * far)
-    torch.testing.assert_close(fmm_attention(q, k, v, 3, 1.0, 0.0, causal=causal), near)
+    near_only = fmm_attention(q, k, v, 3, far_field(causal), 1.0, 0.0, causal=causal)
+    torch.testing.assert_close(near_only, near)
 
 
 def test_fmm_with_several_maps_sums_one_normalised_linear_attention_per_map():
@@ -222,9 +230,11 @@ def test_fmm_with_several_maps_sums_one_normalised_linear_attention_per_map():
 
     far = [normalised(lambda x: F.elu(x) + 1), normalised(lambda x: F.elu(-x) + 1),
            normalised(lambda x: torch.tanh(x) + 1)]
-    got = fmm_attention(q, k, v, 2, 0.4, [0.3, 0.2, 0.1], feature_maps=FMM_FEATURE_MAPS)
+    got = fmm_attention(q, k, v, 2, linear_attention, 0.4, [0.3, 0.2, 0.1],
+                        feature_maps=FMM_FEATURE_MAPS)
     torch.testing.assert_close(got, 0.4 * near + 0.3 * far[0] + 0.2 * far[1] + 0.1 * far[2])
-    shared = fmm_attention(q, k, v, 2, w_near=0.4, w_far=0.2, feature_maps=FMM_FEATURE_MAPS)
+    shared = fmm_attention(q, k, v, 2, linear_attention, w_near=0.4, w_far=0.2,
+                           feature_maps=FMM_FEATURE_MAPS)
     torch.testing.assert_close(shared, 0.4 * near + 0.2 * (far[0] + far[1] + far[2]))
 
 
@@ -239,7 +249,7 @@ def test_fmm_weights_can_be_learnable_per_head():
     q, k, v = qkv(2, 3, n=10)
     w_near = torch.tensor([0.1, 0.5, 0.9], dtype=torch.float64, device=DEVICE)
     w_near = w_near.view(3, 1, 1).requires_grad_()
-    out = fmm_attention(q, k, v, 2, w_near=w_near, w_far=1 - w_near.detach())
+    out = fmm_attention(q, k, v, 2, linear_attention, w_near=w_near, w_far=1 - w_near.detach())
     out.sum().backward()
     assert w_near.grad.shape == (3, 1, 1)
     head_1 = 0.5 * quadratic_banded_softmax(q, k, v, 2) + 0.5 * quadratic_linear_attention(q, k, v)
@@ -256,7 +266,7 @@ def test_a_negative_feature_map_is_refused():
     with pytest.raises(ValueError, match="negative values"):
         recurrent_linear_attention(q, k, v, feature_map=torch.tanh)
     with pytest.raises(ValueError, match="negative values"):
-        fmm_attention(q, k, v, 1, feature_maps=lambda x: x - 10)
+        fmm_attention(q, k, v, 1, linear_attention, feature_maps=lambda x: x - 10)
 
 
 def test_a_feature_map_of_the_wrong_kind_is_refused():
@@ -273,7 +283,8 @@ def test_a_feature_map_of_the_wrong_kind_is_refused():
 
 @pytest.mark.parametrize(
     "function",
-    [linear_attention, recurrent_linear_attention, lambda q, k, v: fmm_attention(q, k, v, 1)],
+    [linear_attention, recurrent_linear_attention,
+     lambda q, k, v: fmm_attention(q, k, v, 1, linear_attention)],
 )
 def test_mismatched_shapes_are_refused(function):
     q, k, v = qkv(n=5)
@@ -306,48 +317,21 @@ def test_bad_bandwidths_chunk_sizes_and_weights_are_refused():
     with pytest.raises(ValueError, match="bandwidth must be >= 0; got -2"):
         band_mask(5, -2)
     with pytest.raises(TypeError, match="bandwidth must be an int"):
-        fmm_attention(q, k, v, 1.5)
+        fmm_attention(q, k, v, 1.5, linear_attention)
     with pytest.raises(ValueError, match="chunk_size must be >= 1"):
         linear_attention(q, k, v, causal=True, chunk_size=0)
     with pytest.raises(ValueError, match="w_far must be >= 0"):
-        fmm_attention(q, k, v, 1, w_far=-0.1)
+        fmm_attention(q, k, v, 1, linear_attention, w_far=-0.1)
     with pytest.raises(ValueError, match="w_near must be >= 0"):
-        fmm_attention(q, k, v, 1, w_near=torch.tensor([0.5, -0.5]))
+        fmm_attention(q, k, v, 1, linear_attention, w_near=torch.tensor([0.5, -0.5]))
     with pytest.raises(TypeError, match="w_near must be a number"):
-        fmm_attention(q, k, v, 1, w_near="half")
+        fmm_attention(q, k, v, 1, linear_attention, w_near="half")
     with pytest.raises(ValueError, match="one weight per feature map: 3 maps, got 2 weights"):
-        fmm_attention(q, k, v, 1, w_far=[0.5, 0.5], feature_maps=FMM_FEATURE_MAPS)
+        fmm_attention(q, k, v, 1, linear_attention, w_far=[0.5, 0.5], feature_maps=FMM_FEATURE_MAPS)
+    with pytest.raises(TypeError, match="linear_attention must be callable"):
+        fmm_attention(q, k, v, 1, "linear")
     with pytest.raises(ValueError, match="at least one feature map"):
-        fmm_attention(q, k, v, 1, feature_maps=[])
+        fmm_attention(q, k, v, 1, linear_attention, feature_maps=[])
     with pytest.raises(ValueError, match="w_far must be >= 0"):
-        fmm_attention(q, k, v, 1, w_far=[0.5, -0.5], feature_maps=FMM_FEATURE_MAPS[:2])
-
-
-# -- well-separation ---------------------------------------------------------------------------
-
-
-def test_well_separation_of_the_line_of_notebook_07():
-    """Sources on [3, 4] (centre 3.5, radius 0.5), targets on [0, 1]: nearest at 2.5, δ = 0.2."""
-    targets = torch.linspace(0, 1, 200, dtype=torch.float64)[:, None]
-    assert well_separation(targets, targets + 3) == pytest.approx(0.2)
-    assert well_separation(targets + 3, targets) == pytest.approx(0.2)
-
-
-def test_well_separation_is_the_least_delta_every_pair_allows():
-    generator = torch.Generator().manual_seed(9)
-    targets = torch.randn(7, 3, generator=generator, dtype=torch.float64)
-    sources = torch.randn(4, 3, generator=generator, dtype=torch.float64) + 3
-    centre = [sum(column) / 4 for column in zip(*sources.tolist(), strict=True)]
-    by_pairs = max(math.dist(y, centre) / math.dist(x, centre)
-                   for x in targets.tolist() for y in sources.tolist())
-    assert well_separation(targets, sources) == pytest.approx(by_pairs)
-    assert well_separation(targets.float(), sources.float()) == pytest.approx(by_pairs, rel=1e-5)
-
-
-def test_well_separation_refuses_bad_shapes():
-    with pytest.raises(ValueError, match="one D"):
-        well_separation(torch.randn(3, 2), torch.randn(3, 4))
-    with pytest.raises(ValueError, match="at least 2 dimensions"):
-        well_separation(torch.randn(3), torch.randn(3, 1))
-    with pytest.raises(TypeError, match="floating-point"):
-        well_separation(torch.ones(3, 2, dtype=torch.long), torch.randn(3, 2))
+        fmm_attention(q, k, v, 1, linear_attention, w_far=[0.5, -0.5],
+                      feature_maps=FMM_FEATURE_MAPS[:2])

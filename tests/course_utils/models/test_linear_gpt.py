@@ -1,6 +1,7 @@
 """course_utils.models.linear_gpt against the attention formulas written out with their
-N × N matrices (independently of the chunked and blocked code of linear_attention), and
-against what a causal model and a model without attention can and cannot see."""
+N × N matrices (independently of the chunked and blocked code of the linear attention it
+is given, the tests' reference, and of banded_attention), and against what a causal model
+and a model without attention can and cannot see."""
 
 import math
 
@@ -12,6 +13,7 @@ from course_utils.device import get_device
 from course_utils.models.gpt import GPTConfig, TinyGPT, next_token_loss, train_language_model
 from course_utils.models.linear_attention import FMM_FEATURE_MAPS, elu_feature_map
 from course_utils.models.linear_gpt import AttentionGPT, KernelSelfAttention
+from tests.support.linear_attention import causal_linear_attention, linear_attention
 
 DEVICE = get_device()
 SMALL = GPTConfig(vocab_size=40, block_size=24, d_model=16, n_layers=2, n_heads=2,
@@ -20,7 +22,14 @@ SMALL = GPTConfig(vocab_size=40, block_size=24, d_model=16, n_layers=2, n_heads=
 
 def model_with(attention, config=SMALL, seed=0, bandwidth=3):
     torch.manual_seed(seed)
-    return AttentionGPT(config, attention, bandwidth=bandwidth).to(DEVICE)
+    attend = causal_linear_attention if config.causal else linear_attention
+    return AttentionGPT(config, attention, bandwidth=bandwidth,
+                        linear_attention=attend).to(DEVICE)
+
+
+def kernel_attention(kind, causal, bandwidth=8):
+    attend = causal_linear_attention if causal else linear_attention
+    return KernelSelfAttention(16, 2, kind, attend, bandwidth=bandwidth)
 
 
 def random_ids(*shape, seed=0):
@@ -58,7 +67,7 @@ def band_softmax(q, k, v, bandwidth, causal):
 @pytest.mark.parametrize("causal", [True, False])
 def test_linear_self_attention_is_the_quadratic_kernel_formula(causal):
     torch.manual_seed(1)
-    attn = KernelSelfAttention(16, 2, "linear").to(DEVICE).double()
+    attn = kernel_attention("linear", causal).to(DEVICE).double()
     x = torch.randn(3, 70, 16, device=DEVICE, dtype=torch.float64)  # longer than one chunk of 64
     q, k, v = heads_of(attn, x)
     expected = merged(attn, quadratic_linear(q, k, v, elu_feature_map, causal))
@@ -68,7 +77,7 @@ def test_linear_self_attention_is_the_quadratic_kernel_formula(causal):
 @pytest.mark.parametrize("causal", [True, False])
 def test_fmm_self_attention_blends_the_band_and_the_three_maps_with_softplus_weights(causal):
     torch.manual_seed(2)
-    attn = KernelSelfAttention(16, 2, "fmm", bandwidth=4).to(DEVICE).double()
+    attn = kernel_attention("fmm", causal, bandwidth=4).to(DEVICE).double()
     with torch.no_grad():  # weights that differ by head and by map
         attn.near_weight.copy_(torch.tensor([0.3, -1.0]).view(2, 1, 1))
         far = torch.tensor([[0.5, 1.0], [-2.0, 0.0], [1.5, -0.5]])
@@ -83,7 +92,7 @@ def test_fmm_self_attention_blends_the_band_and_the_three_maps_with_softplus_wei
 
 
 def test_the_blend_starts_at_one_half_near_and_one_half_shared_by_the_far_maps():
-    attn = KernelSelfAttention(16, 2, "fmm")
+    attn = kernel_attention("fmm", True)
     assert torch.allclose(F.softplus(attn.near_weight), torch.full((2, 1, 1), 0.5))
     assert torch.allclose(F.softplus(attn.far_weights), torch.full((3, 2, 1, 1), 0.5 / 3))
 
@@ -147,10 +156,14 @@ def test_bad_arguments_get_clear_errors():
     with pytest.raises(ValueError, match="attention must be one of"):
         AttentionGPT(SMALL, "performer")
     with pytest.raises(ValueError, match="kind must be"):
-        KernelSelfAttention(16, 2, "softmax")
+        KernelSelfAttention(16, 2, "softmax", linear_attention)
+    with pytest.raises(TypeError, match="linear_attention must be callable"):
+        KernelSelfAttention(16, 2, "linear", "elu")
+    with pytest.raises(ValueError, match="runs a linear attention"):
+        AttentionGPT(SMALL, "linear")
     with pytest.raises(ValueError, match="bandwidth"):
-        AttentionGPT(SMALL, "fmm", bandwidth=-1)
-    attn = KernelSelfAttention(16, 2, "linear")
+        AttentionGPT(SMALL, "fmm", bandwidth=-1, linear_attention=causal_linear_attention)
+    attn = kernel_attention("linear", True)
     x = torch.randn(1, 5, 16)
     with pytest.raises(ValueError, match="takes no mask"):
         attn(x, mask=torch.ones(5, 5, dtype=torch.bool))

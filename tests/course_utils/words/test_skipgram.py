@@ -1,17 +1,22 @@
-"""course_utils.words.skipgram and course_utils.words.word_eval against independent oracles: the
-lecture's hand-enumerated windows, autograd, F.cross_entropy, and gensim."""
+"""course_utils.words (sampling, the trainer, word_eval) against independent oracles: the
+lecture's hand-enumerated windows, the word2vec formulas, and gensim."""
+
+from collections import Counter
 
 import pytest
 import torch
-import torch.nn.functional as F
 from gensim.models import Word2Vec
 from scipy.stats import spearmanr
 
-from course_utils import checks
 from course_utils.data import PLANTED_ROLES, planted_analogy_corpus
 from course_utils.words import skipgram as sg
 from course_utils.words import vocabulary
-from course_utils.words.skipgram_training import noise_table, train_skipgram
+from course_utils.words.skipgram_training import (
+    _offsets,
+    _window_positions,
+    noise_table,
+    train_skipgram,
+)
 from course_utils.words.word_eval import WordVectors, analogy_accuracy, word_pair_spearman
 
 SENTENCE = "This is a sample sentence".split()
@@ -25,38 +30,9 @@ SAMPLE_PAIRS_C2 = [
 ]  # fmt: skip
 
 
-def random_embeddings(n_words=7, dim=4, seed=0):
-    generator = torch.Generator().manual_seed(seed)
-    return torch.randn(n_words, dim, generator=generator, dtype=torch.float64)
-
-
-def test_window_pairs_match_the_lecture_example():
-    assert sg.window_pairs(SENTENCE, 2) == SAMPLE_PAIRS_C2
-
-
-def test_context_size_one_gives_the_fox_pairs_of_the_tutorial():
-    words = "the quick brown fox jumps over the lazy dog".split()
-    assert [p for p in sg.window_pairs(words, 1) if p[0] == "fox"] == [
-        ("fox", "brown"),
-        ("fox", "jumps"),
-    ]
-
-
-def test_vectorised_context_pairs_equal_the_loop_and_respect_sentences():
-    ids = torch.tensor([0, 1, 2, 3, 4, 5, 6])
-    assert sg.context_pairs(ids, 3).tolist() == [list(p) for p in sg.window_pairs(ids.tolist(), 3)]
-    sentences = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-    expected = [list(p) for p in sg.window_pairs([0, 1, 2], 2) + sg.window_pairs([3, 4, 5, 6], 2)]
-    assert sg.context_pairs(ids, 2, sentences).tolist() == expected
-
-
 @pytest.mark.parametrize(
     "call, error",
     [
-        (lambda: sg.window_pairs(SENTENCE, 0), ValueError),
-        (lambda: sg.window_pairs("a sentence", 2), TypeError),
-        (lambda: sg.context_pairs(torch.tensor([], dtype=torch.long), 2), ValueError),
-        (lambda: sg.context_pairs(torch.tensor([1.0, 2.0]), 2), TypeError),
         (lambda: vocabulary.build_vocabulary([]), ValueError),
         (lambda: vocabulary.build_vocabulary([[], []]), ValueError),
         (lambda: vocabulary.build_vocabulary(["not", "split"]), TypeError),
@@ -67,18 +43,6 @@ def test_vectorised_context_pairs_equal_the_loop_and_respect_sentences():
             ValueError,
         ),
         (lambda: train_skipgram([["a", "b"]], lr=-1.0, min_count=1, progress=False), ValueError),
-        (lambda: sg.window_loss(random_embeddings(), torch.tensor([0, 9]), 0, 1), ValueError),
-        (lambda: sg.window_loss(random_embeddings(), torch.tensor([0, 1]), 5, 1), ValueError),
-        (
-            lambda: sg.negative_sampling_loss(torch.ones(2, 3), torch.ones(2, 3), torch.ones(2, 4)),
-            ValueError,
-        ),
-        (
-            lambda: sg.negative_sampling_loss(
-                torch.ones(2, 3), torch.ones(2, 4), torch.ones(2, 5, 3)
-            ),
-            ValueError,
-        ),
         (lambda: sg.noise_distribution(torch.tensor([3, 0])), ValueError),
         (lambda: sg.keep_probability(torch.tensor([3, 1]), sample=-1.0), ValueError),
         (lambda: WordVectors(["a", "b"], torch.ones(3, 2)), ValueError),
@@ -89,49 +53,18 @@ def test_bad_input_raises_a_clear_error(call, error):
         call()
 
 
-def test_probabilities_are_a_softmax_of_dot_products():
-    W = random_embeddings()
-    p = sg.predicted_probabilities(W, 2)
-    manual = torch.exp(W @ W[2]) / torch.exp(W @ W[2]).sum()
-    torch.testing.assert_close(p, manual)
-    assert torch.allclose(
-        sg.predicted_probabilities(W, torch.tensor([0, 1, 2])).sum(-1), torch.ones(3, dtype=W.dtype)
-    )
-
-
-def test_window_loss_and_objective_match_cross_entropy():
-    W, ids, c = random_embeddings(), torch.tensor([0, 3, 1, 4, 1, 5, 2, 6]), 2
-    for t in (0, 3, 7):
-        checks.check_window_loss(sg.window_loss(W, ids, t, c), W, ids, t, c)
-    pairs = torch.tensor(sg.window_pairs(ids.tolist(), c))
-    expected = F.cross_entropy(W[pairs[:, 0]] @ W.T, pairs[:, 1], reduction="sum") / len(ids)
-    torch.testing.assert_close(sg.objective(W, ids, c), expected)
-    J = sum(sg.window_loss(W, ids, t, c) for t in range(len(ids))) / len(ids)
-    torch.testing.assert_close(sg.objective(W, ids, c), J)
-
-
-@pytest.mark.parametrize("two_matrices", [False, True])
-def test_gradient_by_hand_equals_autograd(two_matrices):
-    W = random_embeddings().requires_grad_()
-    W_out = random_embeddings(seed=1).requires_grad_() if two_matrices else None
-    ids = torch.tensor([0, 3, 1, 4, 1, 5, 2, 6, 6, 0])
-    sg.objective(W, ids, 2, W_out).backward()
-    by_hand = sg.objective_gradient(W.detach(), ids, 2, None if W_out is None else W_out.detach())
-    if two_matrices:
-        torch.testing.assert_close(by_hand[0], W.grad)
-        torch.testing.assert_close(by_hand[1], W_out.grad)
-    else:
-        torch.testing.assert_close(by_hand, W.grad)
-
-
-def test_negative_sampling_loss_matches_binary_cross_entropy():
-    generator = torch.Generator().manual_seed(3)
-    v, u, un = (
-        torch.randn(6, 4, generator=generator),
-        torch.randn(6, 4, generator=generator),
-        torch.randn(6, 5, 4, generator=generator),
-    )
-    checks.check_negative_sampling_loss(sg.negative_sampling_loss(v, u, un), v, u, un)
+def test_the_trainers_windows_are_the_lectures_and_stop_at_sentences():
+    """The trainer's pairs, read off its window positions, are (11.14)'s worked by hand."""
+    ids = torch.arange(len(SENTENCE))
+    context, valid = _window_positions(ids, _offsets(2), len(ids), torch.zeros_like(ids))
+    centers = ids[:, None].expand_as(context)
+    found = zip(centers[valid].tolist(), context[valid].tolist(), strict=True)
+    pairs = [(SENTENCE[a], SENTENCE[b]) for a, b in found]
+    assert Counter(pairs) == Counter(SAMPLE_PAIRS_C2)
+    two_sentences = torch.tensor([0, 0, 1, 1, 1])  # "This is" | "a sample sentence"
+    context, valid = _window_positions(ids, _offsets(2), len(ids), two_sentences)
+    assert valid.sum(1).tolist() == [1, 1, 2, 2, 2]
+    assert (two_sentences[context][valid] == two_sentences[:, None].expand_as(context)[valid]).all()
 
 
 def test_noise_and_subsampling_follow_the_word2vec_formulas():

@@ -366,12 +366,28 @@ MARGIN = 0.25  # how far below the threshold independent right answers stay (REA
 SOLUTION_MARGIN = 0.15
 PASTED = {  # the CHEAT cases that paste the course's code (renamed, re-commented, re-ordered)
     (A03, "merge_pair"): ("pasted_from_course_utils", "course_utils.tokens.bpe.merge_word"),
-    (A02, "sgd_step"): ("pasted_from_the_check", "course_utils.checks.skipgram._window_gradient"),
 }
 
 
 def instructor_notebook(assignment: str):
     return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
+
+
+# 02's sgd_step pasted from the instructor's answer (names changed, comments of its own): the
+# similarity step names it beside its source; course_utils holds no version of it to flag
+PASTED_SOLUTION = """
+def sgd_step(W, ids, t, c, lr):
+    near = [t + o for o in range(-c, c + 1) if o != 0 and 0 <= t + o < len(ids)]
+    centre, seen = ids[t], ids[near]
+    v_centre = W[centre]
+    log_probs = torch.log_softmax(W @ v_centre, dim=0)    # every word's log-probability
+    loss = -log_probs[seen].sum()
+    counts = torch.bincount(seen, minlength=W.shape[0]).to(W.dtype)
+    diff = len(near) * log_probs.exp() - counts
+    g = diff[:, None] * v_centre[None, :]                 # the rows as outputs
+    g[centre] += diff @ W                                 # and the centre's own row
+    return loss, g, W - lr * g
+"""
 
 
 def pasted_code(assignment: str, cell: str) -> str:
@@ -436,20 +452,21 @@ def test_independent_answers_name_no_reference(honest_class):
 
 
 def test_the_similarity_step_names_a_pasted_reference_side_by_side(copying_class, tmp_path):
-    submit(copying_class, A02, "dee", {"sgd_step": pasted_code(A02, "sgd_step")})
+    submit(copying_class, A02, "dee", {"sgd_step": PASTED_SOLUTION})
     try:
         found = similarity.similar_answers(copying_class, [A02])
     finally:
         shutil.rmtree(copying_class.folder("submitted", "dee", A02).parent)
-    source = PASTED[A02, "sgd_step"][1]
+    source = "solution of sgd_step"
     match = next(m for m in found if m.student_a == "dee")
     assert (match.cell, match.student_b, match.reference) == ("sgd_step", source, True)
-    assert found[0].reference, "the course's own code is ranked first"
+    assert found[0].reference, "the course's own answers are ranked first"
     similarity.write_csv(found, tmp_path / "similarity.csv")
     with open(tmp_path / "similarity.csv", newline="") as handle:
         rows = [r for r in csv.DictReader(handle) if r["student_a"] == "dee"]
-    assert [(r["cell"], r["student_b"], r["note"]) for r in rows] == [
-        ("sgd_step", source, similarity.REFERENCE_NOTE)]
+    # first the instructor's answer; then the students who hand in that answer too
+    assert [(r["cell"], r["student_b"], r["note"]) for r in rows][0] == (
+        "sgd_step", source, similarity.REFERENCE_NOTE)
     page = render_report([], [], found)
     shown = page[page.index(f'<th scope="col">{source}</th>'):]
     assert "<mark>" in shown[:shown.index("</table>")]

@@ -50,7 +50,7 @@ OFFICIAL_SCORES = (
 )
 TEST_SCORES = (
     "expected = Q @ K.T / 2\n"
-    "checks.check_close(checks.own_work(scores)(Q, K), expected, 'scores(Q, K)')\n"
+    "checks.check_close(checks.own_work(scores, 'scores')(Q, K), expected, 'scores(Q, K)')\n"
     "print([n for n in range(3)], torch.ones(1))\n"
     "def helper(a):\n"
     "    return a\n"

@@ -4,7 +4,7 @@ The references are the code a student could paste instead of writing it:
 
 * every function of the installed ``course_utils``, its checks included (methods and nested
   functions too, each on its own, read with ``ast``), named as it is imported
-  (``course_utils.tokens.bpe.merge_pair``, ``course_utils.checks.skipgram._window_gradient``), its
+  (``course_utils.tokens.bpe.merge_pair``, ``course_utils.checks.skipgram._context``), its
   docstring left out: a pasted function matches its code whatever became of its docstring;
 * the instructor's answer of the very cell (``solution of merge_chunk``), from solutions/.
 

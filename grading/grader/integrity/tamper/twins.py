@@ -1,14 +1,15 @@
 """Answer cells that import or name a library twin of their exercise, for a TA to look at.
 
-The twins are ``course_utils.checks.guards.twins.TWINS``, the table the guards read while a test
-cell runs; this static scan reads the answer cell's code with ``ast`` and never runs it, so
-it lives with the grader's other scans and not in the students' package.
+The twins are each exercise's record's ``twins`` (``course_utils.exercises``), which the
+guards refuse while a test cell runs; this static scan reads the answer cell's code with
+``ast`` and never runs it, so it lives with the grader's other scans and not in the
+students' package.
 """
 
 import ast
 import fnmatch
 
-from course_utils.checks.guards.twins import TWINS
+from course_utils.exercises import EXERCISES
 
 __all__ = ["imported_twins"]
 
@@ -49,4 +50,5 @@ def imported_twins(source: str, exercise: str) -> list[str]:
             for name in used
         )
 
-    return [path for path in TWINS.get(exercise, ()) if named(path)]
+    twins = EXERCISES[exercise].twins if exercise in EXERCISES else ()
+    return [path for path in twins if named(path)]

@@ -1,23 +1,41 @@
-"""What an exercise's answer may compute with: an allowlist, one entry per exercise.
+"""What an exercise's text allows its answer, the parts its record is made of: what it may
+compute with (``allowance``), the fragments of torch's names that answer it
+(``torch_twins``), and the rules it keeps (``rules``).
 
-While an answer runs (``allowlist.py``), every Python function the answer's own code calls
-(or hands to ``map``, ``sorted``, ``functools``...) must come from a module or be a function
-its ``Allowance`` names, every C function it calls must be one it names, and every torch
-function must be one of its ``torch_ops`` (an in-place ``op_`` and a documented alias of an
-allowed op are allowed with it). What an allowed function does inside is its own business.
+While an answer runs (``checks/guards/allowlist.py``), every Python function the answer's
+own code calls (or hands to ``map``, ``sorted``, ``functools``...) must come from a module or
+be a function its ``Allowance`` names, every C function it calls must be one it names, and
+every torch function must be one of its ``torch_ops`` (an in-place ``op_`` and a documented
+alias of an allowed op are allowed with it). What an allowed function does inside is its own
+business.
 What is not named is refused where it is called. Each exercise's text says what it may use
 in the words of ``Allowance.says``; a student who follows the text is never refused (the
 ``CORRECT`` cases of tests/grading_cases/ prove it).
 
 Every table here is read-only: tuples, frozensets, frozen ``Allowance`` objects, and
 mapping proxies over dicts of those.
+
+**Rules.** A rule is made from the answer's arguments; ``TorchWatch``
+(``checks/guards/refuse.py``) calls ``before(name)`` ahead of each torch call and
+``after(name, result)`` with what the call returned. A broken rule raises ``RuleBroken``
+(an ``AssertionError``: the test fails) naming the rule.
+* ``NoAutograd`` (02's ``sgd_step``, a gradient in closed form): no tensor may require a
+  gradient and nothing may call autograd, even under ``torch.enable_grad()``.
+* ``NoSquareMatrix`` (07's linear attention): no tensor with an axis as long as the
+  queries and another as long as the keys, the N_q × N_k matrix the exercise avoids.
+* ``LinearWork`` (07's linear attention, with ``NoSquareMatrix``): the answer's work grows
+  linearly with the number of positions, whatever form it takes; ``checks/guards/cost.py``
+  measures it after the call, at two lengths.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["ALIASES", "ALLOWANCES", "Allowance", "allowance_of"]
+import torch
+
+__all__ = ["ALIASES", "ATTENTION", "Allowance", "BYTE_LEVEL", "DEFAULT", "ELEMENTARY", "LOSSES",
+           "MODEL_MODULES", "MODEL_OPS", "NORMALISATIONS", "NO_AUTOGRAD", "NO_SOFTMAX",
+           "LinearWork", "NoAutograd", "NoSquareMatrix", "RuleBroken"]
 
 # Python's statistics, by function: not linear_regression, which fits a line in one call.
 STATISTICS = tuple(f"statistics.{name}" for name in (
@@ -203,58 +221,90 @@ BYTE_LEVEL = Allowance(
     modules=DEFAULT.modules + ("regex", "course_utils.validation") + READING_A_TOKENIZER,
     c_modules=DEFAULT.c_modules + ("regex", "_regex"))
 
-# Read-only: a mapping proxy over frozen Allowance objects.
-ALLOWANCES: MappingProxyType[str, Allowance] = MappingProxyType({
-    "window_loss": Allowance(torch_ops=ELEMENTARY | LOSSES),
-    "sgd_step": NO_AUTOGRAD,
-    # 08's Gaussian kernel may take the distances from torch.cdist (the kernel is the exercise)
-    "gaussian_kernel": Allowance(torch_ops=ELEMENTARY | {"cdist"}),
-    # 08's slope is derived (the least-squares line by hand): NumPy's fitting routines, which
-    # return it in one call, are refused
-    "error_slope": Allowance(
-        says=DEFAULT.says + ", but not NumPy's fitting routines (np.polyfit, np.linalg.lstsq, "
-                            "np.polynomial)",
-        never=DEFAULT.never + ("numpy.lib._polynomial_impl", "numpy.polynomial",
-                               "numpy.linalg._linalg.lstsq")),
-    # 08's Laplacian frequencies may be drawn by any Cauchy sampler, SciPy's too: finding
-    # that they are Cauchy is the exercise
-    "laplacian_frequencies": Allowance(
-        says=DEFAULT.says + ", and SciPy's distributions",
-        modules=DEFAULT.modules + ("scipy.stats", "scipy._lib"),
-        c_modules=DEFAULT.c_modules + ("scipy",)),
-    # 01's exercise 4 derives a softmax whose exponentials cannot overflow: torch's softmax
-    # functions, which take that step already, are refused
-    "updated_embedding": NO_SOFTMAX,
-    # 01's exercise 3 may rank by PyTorch's cosine (computing it was exercise 2)
-    "nearest_words": Allowance(torch_ops=ELEMENTARY | {"cosine_similarity"}),
-    # 03's exercise 3 stands on the references of exercises 1 and 2, which its text offers
-    "learn_vocabulary": Allowance(modules=DEFAULT.modules + (
-        "course_utils.tokens.bpe.count_pairs", "course_utils.tokens.bpe.merge_pair",
-        "course_utils.tokens.bpe.merge_word")),
-    # 03's byte-level exercises split text with the notebook's pattern, as GPT-4 does, and
-    # may read the tokenizer's vocabulary (reading answers nothing; encoding is refused)
-    "merge_chunk": BYTE_LEVEL,
-    "encode": BYTE_LEVEL,
-    # 06's block is computed from the given block's parts; is_causal runs the model it is given
-    "transformer_block": Allowance(
-        says=DEFAULT.says + ", and the block's own parts (its attention, layer norms, linear "
-                            "layers and activation)",
-        modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
-    # (it may also read the model's dependence from autograd's Jacobian: that is a way to
-    # test causality, not the test)
-    "is_causal": Allowance(
-        says=DEFAULT.says + ", the model it is given, and autograd",
-        modules=DEFAULT.modules + MODEL_MODULES + ("torch.autograd",),
-        torch_ops=ELEMENTARY | MODEL_OPS | {"grad", "backward", "jacobian"}),
-})
+# Fragments of the names of torch functions that do an exercise's whole job (a record's
+# ``torch_twins``): "layer_norm" refuses F.layer_norm, torch.layer_norm,
+# torch.native_layer_norm and torch.ops.aten.native_layer_norm.
+ATTENTION = ("scaled_dot_product", "multi_head_attention")
+NORMALISATIONS = ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm")
 
 
-def _reader(table: MappingProxyType) -> Callable[[str | None], Allowance]:
-    def allowance_of(exercise: str | None) -> Allowance:
-        """The allowance of ``exercise`` (a grade id); the plain one for any other code."""
-        return table.get(exercise or "", DEFAULT)
+# --- rules ---------------------------------------------------------------------------
 
-    return allowance_of
+class RuleBroken(AssertionError):
+    """An answer broke a rule its exercise states."""
 
 
-allowance_of = _reader(ALLOWANCES)  # holds the table itself, whatever a notebook rebinds
+def _tensors(result) -> list[torch.Tensor]:
+    items = result if isinstance(result, tuple | list) else (result,)
+    return [item for item in items if isinstance(item, torch.Tensor)]
+
+
+class NoAutograd:
+    """The exercise asks for a gradient worked out in closed form."""
+
+    CALLS = {"backward", "grad", "requires_grad_", "requires_grad.__set__", "vjp", "jvp",
+             "jacobian", "hessian", "vmap"}
+
+    def __init__(self, exercise: str, args: tuple, kwargs: dict):
+        self.exercise = exercise
+
+    def _broken(self, what: str) -> RuleBroken:
+        return RuleBroken(
+            f"{self.exercise} used autograd ({what}): write the gradient in closed form with "
+            "tensor operations; autograd is not allowed while the tests run your function"
+        )
+
+    def before(self, name: str) -> None:
+        if name in self.CALLS:
+            raise self._broken(name)
+
+    def after(self, name: str, result) -> None:
+        if any(tensor.requires_grad for tensor in _tensors(result)):
+            raise self._broken(f"{name} returned a tensor that requires a gradient")
+
+
+class NoSquareMatrix:
+    """No N_q × N_k matrix: the answer's first two arguments are the queries ``(..., N_q, D)``
+    and the keys ``(..., N_k, D)``. The rule holds only where it is unambiguous: both
+    lengths above 1 and unlike every other size of the inputs."""
+
+    def __init__(self, exercise: str, args: tuple, kwargs: dict):
+        self.exercise = exercise
+        q, k = args[:2]
+        self.n_q, self.n_k = q.shape[-2], k.shape[-2]
+        other = {size for tensor in args if isinstance(tensor, torch.Tensor)
+                 for axis, size in enumerate(tensor.shape) if axis != tensor.dim() - 2}
+        self.active = min(self.n_q, self.n_k) > 1 and not {self.n_q, self.n_k} & other
+
+    def before(self, name: str) -> None:
+        pass
+
+    def after(self, name: str, result) -> None:
+        if not self.active:
+            return
+        for tensor in _tensors(result):
+            sizes = list(tensor.shape)
+            if self.n_q in sizes:
+                sizes.remove(self.n_q)  # one axis for the queries, another for the keys
+            if len(sizes) < tensor.dim() and self.n_k in sizes:
+                raise RuleBroken(
+                    f"{self.exercise} made a tensor of shape {tuple(tensor.shape)} with {name}: "
+                    f"that is the {self.n_q} × {self.n_k} matrix of every query against every key, "
+                    "which this exercise asks you to avoid (no N × N matrix): regroup the "
+                    "products so that only sums over the keys are kept"
+                )
+
+
+class LinearWork:
+    """The answer takes ``(q, k, v, feature_map)``, the positions on the axis -2 of ``q``,
+    ``k`` and ``v``, and its work must grow linearly with them. Nothing to watch call by
+    call: ``checks.guards.cost`` runs the answer again at two lengths and counts its work."""
+
+    def __init__(self, exercise: str, args: tuple, kwargs: dict):
+        self.exercise = exercise
+
+    def before(self, name: str) -> None:
+        pass
+
+    def after(self, name: str, result) -> None:
+        pass
