@@ -16,7 +16,6 @@
 
 What it skips, and why (:func:`shipped_candidates` returns them, each with its reason):
 
-* the methods of a named tuple (``_replace``, ``_asdict``): the tuple's, not the course's;
 * special methods (``__init__``, ``__repr__``, ``__call__``...): the object's protocol,
   reached through the class or its instances, never called as an exercise's function;
 * properties: they take no argument;
@@ -24,12 +23,13 @@ What it skips, and why (:func:`shipped_candidates` returns them, each with its r
 * what a module imports from elsewhere (torch, NumPy, its sibling modules): listed where
   it is defined, or not shipped;
 * the modules of the guards and of the grading kernel (``course_utils.checks.guards``,
-  ``course_utils.grading_kernel``, ``course_utils.switches``: :data:`MACHINERY`): they act
-  on the interpreter, not on an exercise's values (import hooks, function modes, the
-  leftovers' baseline, the refusals an answer cell caught), and called with an
-  exercise's inputs they change what every later test in the kernel sees (an import hook
-  left behind breaks the notebook's next import); ``tests/notebooks/test_shipped_answers``
-  checks that no twin of an exercise is among them.
+  ``course_utils.grading_kernel``, ``course_utils.switches``, and the exercises' rules and
+  allowances that the guards read, ``course_utils.exercises.allowance``:
+  :data:`MACHINERY`): they act on the interpreter, not on an exercise's values (import
+  hooks, function modes, the leftovers' baseline, the refusals an answer cell caught), and
+  called with an exercise's inputs they change what every later test in the kernel sees (an
+  import hook left behind breaks the notebook's next import);
+  ``tests/notebooks/test_shipped_answers`` checks that no twin of an exercise is among them.
 
 A candidate *fits* an exercise when it can be called with as many positional arguments as
 the exercise's function requires (:func:`fits`): the same number of required parameters,
@@ -51,7 +51,7 @@ __all__ = ["ARGUMENTS", "MACHINERY", "Candidate", "Skipped", "fits", "machinery"
            "required_positional", "same_tree", "shipped_candidates"]
 
 MACHINERY = ("course_utils.checks.guards", "course_utils.grading_kernel",
-             "course_utils.switches")
+             "course_utils.switches", "course_utils.exercises.allowance")
 
 # How each class of the package that needs arguments is built for a probe: {argument: a
 # value, or what to read off the inputs}, or what makes the whole instance. A class that
@@ -148,7 +148,6 @@ def _defined_function(value, module: str) -> bool:
 def _of_class(module: str, cls: type) -> tuple[list[Candidate], list[Skipped]]:
     """The candidates and the skipped methods of ``cls``, its own methods only."""
     arguments = _arguments(module, cls)
-    record = issubclass(cls, tuple) and hasattr(cls, "_fields")
     candidates, skipped = [], []
     for name, attribute in vars(cls).items():
         qualname = f"{cls.__qualname__}.{name}"
@@ -162,8 +161,6 @@ def _of_class(module: str, cls: type) -> tuple[list[Candidate], list[Skipped]]:
             continue
         elif name.startswith("__") and name.endswith("__"):
             skipped.append(Skipped(where, "a special method: the object's protocol"))
-        elif record:
-            skipped.append(Skipped(where, "a named tuple's method, not the course's"))
         elif arguments is None:
             skipped.append(Skipped(where, f"{cls.__name__} needs arguments to be built, and "
                                           "ARGUMENTS does not say which"))
