@@ -6,8 +6,6 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
 
-from course_utils.models.attention import masked_softmax
-
 from .validation import float_tensor
 
 
@@ -27,7 +25,7 @@ def softmax_scale_slider(dot_products, labels, d_k: int):
     standard = 1.0 / math.sqrt(d_k)
 
     def draw(c: float):
-        weights = masked_softmax(dot_products * c)
+        weights = torch.softmax(dot_products * c, dim=-1)
         fig, ax = plt.subplots(figsize=(5, 3))
         ax.bar(list(labels), weights.tolist(), color="tab:blue")
         ax.set_ylim(0, 1.15)  # room for the label of a weight near 1, under the title

@@ -1,16 +1,19 @@
-"""Diagnostic checks for attention: scores, weights, outputs, softmax, masks."""
+"""Diagnostic checks for attention: scores, weights, outputs, softmax, masks.
+
+Expected values come from PyTorch's ``F.scaled_dot_product_attention`` (its weights are
+its output for the identity matrix as values: ``course_utils.models.attention.
+attention_weights``) and ``torch.softmax``; each named mistake is the same oracle on
+transformed inputs (another scale, the keys and queries swapped, another mask, the scores
+with their masked entries set to 0) or a transformation of its output.
+"""
 
 import math
 import operator
 
 import torch
+import torch.nn.functional as F
 
-from course_utils.models.attention import (
-    attention_scores,
-    attention_weights,
-    causal_mask,
-    masked_softmax,
-)
+from course_utils.models.attention import attention_weights
 
 from .core import QUERY_AXIS, as_tensor, check_close, check_rows_sum_to_one
 from .guards import checked_plainly
@@ -54,36 +57,41 @@ MISTAKES = {
 }
 
 
+def _weights(q, k, mask=None, causal=False, scale=None):
+    """The oracle's weights; NaN in a row with no allowed key, as a softmax over −∞ gives
+    (the oracle's kernel gives zeros there)."""
+    weights = attention_weights(q, k, mask=mask, causal=causal, scale=scale)
+    if mask is not None:
+        weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), float("nan"))
+    return weights
+
+
+def _of_scores(s, mask=None, causal=False):
+    """The oracle's weights of the score matrix ``s`` itself: queries s, keys the identity."""
+    return _weights(s, torch.eye(s.shape[-1], dtype=s.dtype, device=s.device), mask=mask,
+                    causal=causal, scale=1.0)
+
+
 def attention_mistakes(q: torch.Tensor, k: torch.Tensor, causal: bool) -> dict:
     """What the attention weights α would be under each common mistake, keyed by diagnosis."""
     n_q, n_k, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
-    past_and_present = causal_mask(n_q, n_k, device=q.device)
-    mask = past_and_present if causal else None
+    keep = torch.ones(n_q, n_k, dtype=torch.bool, device=q.device).tril()
     wrong = {
-        MISTAKES["no_scale"]: attention_weights(q, k, causal=causal, scale=1.0),
-        MISTAKES["divide_by_dk"]: attention_weights(q, k, causal=causal, scale=1.0 / d_k),
-        MISTAKES["transposed"]: masked_softmax(attention_scores(k, q), mask)
-        if n_q == n_k
-        else None,
-        MISTAKES["query_axis"]: masked_softmax(
-            attention_scores(q, k).transpose(-2, -1), None if mask is None else mask.T
-        ).transpose(-2, -1),
+        MISTAKES["no_scale"]: _weights(q, k, causal=causal, scale=1.0),
+        MISTAKES["divide_by_dk"]: _weights(q, k, causal=causal, scale=1.0 / d_k),
+        MISTAKES["transposed"]: _weights(k, q, causal=causal) if n_q == n_k else None,
+        # each key's softmax over the queries: the keys' weights over the queries, transposed
+        MISTAKES["query_axis"]: _weights(k, q, mask=keep.mT if causal else None).mT,
     }
     if causal:
-        wrong[MISTAKES["no_mask"]] = attention_weights(q, k)
-        wrong[MISTAKES["not_renormalised"]] = attention_weights(q, k) * past_and_present
-        scores = attention_scores(q, k)
-        wrong[MISTAKES["masked_with_zero"]] = masked_softmax(
-            scores.masked_fill(~past_and_present, 0.0)
-        )
-        wrong[MISTAKES["diagonal_masked"]] = masked_softmax(
-            attention_scores(q, k), past_and_present.tril(diagonal=-1)
-        )
-        wrong[MISTAKES["past_masked"]] = masked_softmax(
-            attention_scores(q, k), ~past_and_present.tril(diagonal=-1)
-        )
+        scores = q @ k.mT / math.sqrt(d_k)
+        wrong[MISTAKES["no_mask"]] = _weights(q, k)
+        wrong[MISTAKES["not_renormalised"]] = _weights(q, k) * keep
+        wrong[MISTAKES["masked_with_zero"]] = _of_scores(scores.masked_fill(~keep, 0.0))
+        wrong[MISTAKES["diagonal_masked"]] = _weights(q, k, mask=keep.tril(diagonal=-1))
+        wrong[MISTAKES["past_masked"]] = _weights(q, k, mask=~keep.tril(diagonal=-1))
     else:
-        wrong[MISTAKES["unwanted_mask"]] = attention_weights(q, k, causal=True)
+        wrong[MISTAKES["unwanted_mask"]] = _weights(q, k, causal=True)
     return {message: value for message, value in wrong.items() if value is not None}
 
 
@@ -91,7 +99,7 @@ def attention_mistakes(q: torch.Tensor, k: torch.Tensor, causal: bool) -> dict:
 def check_attention_weights(actual, q, k, causal: bool, name: str = "weights", atol=1e-4) -> None:
     """Fail unless ``actual`` is softmax(Q Kᵀ / √d_k), causally masked when ``causal``."""
     q, k = as_tensor(q, "q"), as_tensor(k, "k")
-    expected = attention_weights(q, k, causal=causal)
+    expected = _weights(q, k, causal=causal)
     check_close(actual, expected, name, atol=atol, mistakes=attention_mistakes(q, k, causal))
 
 
@@ -99,13 +107,13 @@ def check_attention_weights(actual, q, k, causal: bool, name: str = "weights", a
 def check_attention_output(actual, q, k, v, causal: bool, name: str = "output", atol=1e-4) -> None:
     """Fail unless ``actual`` is α V with α = softmax(Q Kᵀ / √d_k) (causal when ``causal``)."""
     q, k, v = as_tensor(q, "q"), as_tensor(k, "k"), as_tensor(v, "v")
-    alpha = attention_weights(q, k, causal=causal)
+    expected = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     mistakes = {message: w @ v for message, w in attention_mistakes(q, k, causal).items()}
-    if k.shape == v.shape:
-        mistakes[MISTAKES["values_not_weighted"]] = alpha @ k
-    if q.shape == v.shape:
-        mistakes.setdefault(MISTAKES["values_not_weighted"], alpha @ q)
-    check_close(actual, alpha @ v, name, atol=atol, mistakes=mistakes)
+    for other in (k, q):
+        if other.shape == v.shape:
+            mistakes.setdefault(MISTAKES["values_not_weighted"],
+                                F.scaled_dot_product_attention(q, k, other, is_causal=causal))
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
 
 
 @checked_plainly
@@ -115,7 +123,7 @@ def check_softmax(actual, scores, name: str = "softmax", atol=1e-4) -> None:
     mistakes = {"you returned exp(s) without dividing by the sum of the row": torch.exp(s)}
     if s.dim() >= 2:
         mistakes[MISTAKES["query_axis"]] = torch.softmax(s, dim=-2)
-    check_close(actual, masked_softmax(s), name, atol=atol, mistakes=mistakes)
+    check_close(actual, torch.softmax(s, dim=-1), name, atol=atol, mistakes=mistakes)
 
 
 @checked_plainly
@@ -124,16 +132,15 @@ def check_causal_softmax(actual, s, name: str = "causal_softmax", atol=1e-4) -> 
     a softmax over j ≤ i, and 0 for j > i (the thin check of ``causal_softmax(s)``)."""
     s = as_tensor(s, "s")
     keep = torch.ones(s.shape[-2:], dtype=torch.bool).tril()
-    expected = masked_softmax(s, keep)
     mistakes = {
-        MISTAKES["no_mask"]: masked_softmax(s),
-        MISTAKES["not_renormalised"]: masked_softmax(s) * keep,
-        MISTAKES["masked_with_zero"]: masked_softmax(s.masked_fill(~keep, 0.0)),
-        MISTAKES["diagonal_masked"]: masked_softmax(s, keep.tril(diagonal=-1)),
-        MISTAKES["past_masked"]: masked_softmax(s, ~keep.tril(diagonal=-1)),
-        MISTAKES["query_axis"]: masked_softmax(s.transpose(-2, -1), keep.T).transpose(-2, -1),
+        MISTAKES["no_mask"]: _of_scores(s),
+        MISTAKES["not_renormalised"]: _of_scores(s) * keep,
+        MISTAKES["masked_with_zero"]: _of_scores(s.masked_fill(~keep, 0.0)),
+        MISTAKES["diagonal_masked"]: _of_scores(s, mask=keep.tril(diagonal=-1)),
+        MISTAKES["past_masked"]: _of_scores(s, mask=~keep.tril(diagonal=-1)),
+        MISTAKES["query_axis"]: _of_scores(s.mT, mask=keep.mT).mT,
     }
-    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
+    check_close(actual, _of_scores(s, causal=True), name, atol=atol, mistakes=mistakes)
     check_rows_sum_to_one(actual, name)
 
 
@@ -142,9 +149,9 @@ def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attenti
     """Fail unless ``result`` is ``(a, alpha)`` of causal attention over the rows of ``x``.
 
     With Q = X W_Q, K = X W_K, V = X W_V: alpha (n, n) is softmax(Q Kᵀ / √d_k) with the
-    entries j > i masked, and a (n, d_v) is alpha V. ``a`` is compared with PyTorch's
-    ``scaled_dot_product_attention(Q, K, V, is_causal=True)``; alpha with the formula
-    worked out here in float64, independently of ``course_utils.models.attention``.
+    entries j > i masked, and a (n, d_v) is alpha V. Both are compared with PyTorch's
+    ``scaled_dot_product_attention(Q, K, V, is_causal=True)``: ``a`` with its output, alpha
+    with its output for the identity as V.
     """
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         got = type(result).__name__
@@ -156,12 +163,9 @@ def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attenti
     a = as_tensor(result[0], f"a returned by {name}")
     alpha = as_tensor(result[1], f"alpha returned by {name}")
     q, k, v = x @ w_q, x @ w_k, x @ w_v
-    n, d_k, d_v = x.shape[0], q.shape[-1], v.shape[-1]
-    keep = torch.ones(n, n, dtype=torch.bool).tril()
-    expected_alpha = torch.softmax(
-        (q @ k.T / math.sqrt(d_k)).masked_fill(~keep, float("-inf")), dim=-1
-    )
-    expected_a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    n, d_v = x.shape[0], v.shape[-1]
+    expected_alpha = _weights(q, k, causal=True)
+    expected_a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     swapped = (a.shape, alpha.shape) == ((n, n), (n, d_v)) and (
         (n, n) != (n, d_v)
         or (torch.allclose(a, expected_alpha, atol=atol) and torch.allclose(alpha, expected_a,
@@ -171,18 +175,18 @@ def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attenti
         raise AssertionError(f"{name}: {MISTAKES['swapped_outputs']}")
     mistakes = attention_mistakes(q, k, causal=True)
     if w_q.shape[0] == w_q.shape[1] and w_k.shape[0] == w_k.shape[1]:
-        mistakes[MISTAKES["column_vectors"]] = attention_weights(
-            x @ w_q.T, x @ w_k.T, causal=True
-        )
+        mistakes[MISTAKES["column_vectors"]] = _weights(x @ w_q.T, x @ w_k.T, causal=True)
     check_close(alpha, expected_alpha, f"alpha returned by {name}", atol=atol, mistakes=mistakes)
     output_mistakes = {message: w @ v for message, w in mistakes.items()}
     if w_v.shape[0] == w_v.shape[1]:
-        output_mistakes[MISTAKES["column_vectors"]] = expected_alpha @ (x @ w_v.T)
-    for other in (k, q):
-        if other.shape == v.shape:
-            output_mistakes.setdefault(MISTAKES["values_not_weighted"], expected_alpha @ other)
-    if x.shape == v.shape:
-        output_mistakes[MISTAKES["embeddings_weighted"]] = expected_alpha @ x
+        output_mistakes[MISTAKES["column_vectors"]] = F.scaled_dot_product_attention(
+            q, k, x @ w_v.T, is_causal=True)
+    values = {MISTAKES["values_not_weighted"]: (k, q), MISTAKES["embeddings_weighted"]: (x,)}
+    for message, others in values.items():  # the oracle on other values
+        for other in others:
+            if other.shape == v.shape:
+                output_mistakes.setdefault(
+                    message, F.scaled_dot_product_attention(q, k, other, is_causal=True))
     check_close(a, expected_a, f"a returned by {name}", atol=atol, mistakes=output_mistakes)
 
 

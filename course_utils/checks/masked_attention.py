@@ -1,15 +1,23 @@
 """Diagnostic checks for notebook 05: the E′ = E + A V update of one sentence reading another,
 masks, heads, multi-head attention.
 
-The references here are written out in float64 from the formulas (and PyTorch's own
-``nn.MultiheadAttention`` for the build exercise),
-independently of ``course_utils.models.attention``.
+Expected values come from PyTorch: the update from ``F.scaled_dot_product_attention`` (and
+its weights, ``course_utils.models.attention.attention_weights``), a padding mask from
+``pad_sequence`` (the positions it fills) and ``nn.Transformer``'s causal mask, the heads
+from their stated property (head r holds the columns r·d_h … (r + 1)·d_h − 1), and
+multi-head attention from ``nn.MultiheadAttention`` loaded with the answer's matrices.
+Each named mistake is the same oracle on transformed inputs (another scale, source,
+length, mask, number of heads, W_O = I) or a transformation of its output.
 """
 
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
+from torch.nn.utils.rnn import pad_sequence
+
+from course_utils.models.attention import attention_weights
 
 from .core import QUERY_AXIS, as_tensor, check_close
 from .guards import checked_plainly
@@ -60,19 +68,11 @@ MASK_MISTAKES = {
 }
 
 
-def _softmax_rows(scores: torch.Tensor, keep: torch.Tensor | None, dim: int = -1) -> torch.Tensor:
-    if keep is not None:
-        scores = scores.masked_fill(~keep, float("-inf"))
-    return torch.softmax(scores, dim=dim)
-
-
-def _update(e, s, w_q, w_k, w_v, scale, causal=False, dim=-1, values=True, residual=True):
-    """E + softmax(E W_Q (S W_K)ᵀ · scale) S W_V, or one of the slips the switches name."""
-    q, k, v = e @ w_q, s @ w_k, s @ w_v
-    keep = torch.ones(len(e), len(s), dtype=torch.bool).tril() if causal else None
-    a = _softmax_rows(q @ k.transpose(-2, -1) * scale, keep, dim)
-    out = a @ (v if values else s)
-    return e + out if residual else out
+def _reads(e, s, w_q, w_k, w_v, values=None, scale=None, causal=False):
+    """What E's tokens read from S by the oracle (no residual): SDPA(E W_Q, S W_K, S W_V);
+    ``values`` replaces S W_V."""
+    values = s @ w_v if values is None else values
+    return F.scaled_dot_product_attention(e @ w_q, s @ w_k, values, scale=scale, is_causal=causal)
 
 
 @checked_plainly
@@ -86,26 +86,31 @@ def check_attention_update(actual, e, s, w_q, w_k, w_v, name="E′", atol=1e-4) 
     e, s, w_q, w_k, w_v = (as_tensor(t, label) for t, label in
                            ((e, "E"), (s, "S"), (w_q, "W_Q"), (w_k, "W_K"), (w_v, "W_V")))
     n_e, n_q = w_q.shape
-    scale = 1 / math.sqrt(n_q)
+    # each key's softmax over the queries: the keys' weights over the queries, transposed
+    over_queries = attention_weights(s @ w_k, e @ w_q, scale=1 / math.sqrt(n_q)).mT
     mistakes = {
-        MASK_MISTAKES["no_residual"]: _update(e, s, w_q, w_k, w_v, scale, residual=False),
-        MASK_MISTAKES["no_scale"]: _update(e, s, w_q, w_k, w_v, 1.0),
-        MASK_MISTAKES["query_axis"]: _update(e, s, w_q, w_k, w_v, scale, dim=-2),
-        MASK_MISTAKES["unwanted_causal"]: _update(e, s, w_q, w_k, w_v, scale, causal=True),
+        MASK_MISTAKES["no_residual"]: _reads(e, s, w_q, w_k, w_v),
+        MASK_MISTAKES["no_scale"]: e + _reads(e, s, w_q, w_k, w_v, scale=1.0),
+        MASK_MISTAKES["query_axis"]: e + over_queries @ (s @ w_v),
+        MASK_MISTAKES["unwanted_causal"]: e + _reads(e, s, w_q, w_k, w_v, causal=True),
     }
     if n_e != n_q:
-        mistakes[MASK_MISTAKES["scale_by_n_E"]] = _update(e, s, w_q, w_k, w_v, 1 / math.sqrt(n_e))
+        mistakes[MASK_MISTAKES["scale_by_n_E"]] = e + _reads(e, s, w_q, w_k, w_v,
+                                                             scale=1 / math.sqrt(n_e))
     if s.shape[-1] == n_e:
-        mistakes[MASK_MISTAKES["embeddings_weighted"]] = _update(e, s, w_q, w_k, w_v, scale,
-                                                                 values=False)
+        mistakes[MASK_MISTAKES["embeddings_weighted"]] = e + _reads(e, s, w_q, w_k, w_v,
+                                                                    values=s)
         if not torch.equal(s, e):
-            mistakes[MASK_MISTAKES["source_ignored"]] = _update(e, e, w_q, w_k, w_v, scale)
-    expected = _update(e, s, w_q, w_k, w_v, scale)
+            mistakes[MASK_MISTAKES["source_ignored"]] = e + _reads(e, e, w_q, w_k, w_v)
+    expected = e + _reads(e, s, w_q, w_k, w_v)
     check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)
 
 
-def _key_mask(lengths: torch.Tensor, n: int, extra: int = 0) -> torch.Tensor:
-    return torch.arange(n)[None, :] < (lengths[:, None] + extra)
+def _real(lengths: torch.Tensor, n: int) -> torch.Tensor:
+    """(batch, n): True at the positions ``pad_sequence`` fills from sequences of these
+    lengths (the rest is its padding)."""
+    filled = [torch.ones(int(length), dtype=torch.bool) for length in lengths]
+    return pad_sequence([*filled, torch.zeros(n, dtype=torch.bool)], batch_first=True)[:-1, :n]
 
 
 @checked_plainly
@@ -118,8 +123,8 @@ def check_padding_mask(actual, lengths, n: int, causal: bool = False, name="padd
     """
     lengths = torch.as_tensor(lengths).long().cpu()
     batch = len(lengths)
-    keys = _key_mask(lengths, n)[:, None, :].expand(batch, n, n)
-    past = torch.ones(n, n, dtype=torch.bool).tril()
+    keys = _real(lengths, n)[:, None, :].expand(batch, n, n)
+    past = nn.Transformer.generate_square_subsequent_mask(n) == 0  # PyTorch's: 0 = may attend
     expected = keys & past if causal else keys
     got = as_tensor(actual, name)
     if got.shape == (batch, n):
@@ -127,15 +132,14 @@ def check_padding_mask(actual, lengths, n: int, causal: bool = False, name="padd
     if got.shape != (batch, n, n):
         raise AssertionError(f"{name} should have shape {(batch, n, n)}; got {tuple(got.shape)}")
     past_if = past if causal else torch.ones(n, n, dtype=torch.bool)
-    queries = _key_mask(lengths, n)[:, :, None].expand(batch, n, n)
     mistakes = {
         MASK_MISTAKES["mask_inverted"]: ~expected,
-        MASK_MISTAKES["off_by_one"]: _key_mask(lengths, n, 1)[:, None, :] & past_if,
-        MASK_MISTAKES["query_padding"]: queries & past_if,
+        MASK_MISTAKES["off_by_one"]: _real(lengths + 1, n)[:, None, :] & past_if,
+        MASK_MISTAKES["query_padding"]: keys.mT & past_if,
     }
     if causal:
         mistakes[MASK_MISTAKES["no_causal"]] = keys
-        mistakes[MASK_MISTAKES["diagonal_masked"]] = keys & past.tril(diagonal=-1)
+        mistakes[MASK_MISTAKES["diagonal_masked"]] = expected & ~torch.eye(n, dtype=torch.bool)
     else:
         mistakes[MASK_MISTAKES["unwanted_causal_mask"]] = keys & past
     check_close(got, expected.double(), name, atol=1e-6,
@@ -151,43 +155,32 @@ def check_split_heads(actual, x, num_heads: int, name="split_heads") -> None:
     x = as_tensor(x, "x")
     batch, n, d = x.shape
     d_h = d // num_heads
-    expected = x.reshape(batch, n, num_heads, d_h).permute(0, 2, 1, 3)
     got = as_tensor(actual, name)
-    if got.shape == (batch, n, num_heads, d_h) and got.shape != expected.shape:
-        if torch.allclose(got, expected.permute(0, 2, 1, 3)):
+    blocks = x.split(d_h, dim=-1)  # the property: index r holds block r of the columns
+    if got.shape == (batch, n, num_heads, d_h) != (batch, num_heads, n, d_h):
+        if all(torch.allclose(got[:, :, r], block) for r, block in enumerate(blocks)):
             raise AssertionError(f"{name} is not right: {MASK_MISTAKES['head_axis_last']}.")
-    mistakes = {
+    if got.shape != (batch, num_heads, n, d_h):
+        raise AssertionError(f"{name} should have shape {(batch, num_heads, n, d_h)}; got "
+                             f"{tuple(got.shape)}")
+    mistakes = {  # the input read in another order
         MASK_MISTAKES["no_transpose"]: x.reshape(batch, num_heads, n, d_h),
         MASK_MISTAKES["heads_interleaved"]: x.reshape(batch, n, d_h, num_heads).permute(0, 3, 1, 2),
     }
-    check_close(got, expected, name, atol=1e-6, mistakes=mistakes, reveal=False)
-
-
-def _multi_head(x, w_q, w_k, w_v, w_o, num_heads, causal, scale_by=None, output=True,
-                heads=None, dim=-1):
-    """Multi-head attention written out (a model of the answer and of its mistakes)."""
-    heads = num_heads if heads is None else heads
-    batch, n, d = x.shape
-    d_h = d // heads
-
-    def split(t):
-        return t.reshape(batch, n, heads, d_h).transpose(1, 2)
-
-    q, k, v = split(x @ w_q), split(x @ w_k), split(x @ w_v)
-    keep = torch.ones(n, n, dtype=torch.bool).tril() if causal else None
-    a = _softmax_rows(q @ k.transpose(-2, -1) / math.sqrt(scale_by or d_h), keep, dim)
-    concat = (a @ v).transpose(1, 2).reshape(batch, n, d)
-    return concat @ w_o if output else concat
+    for r, block in enumerate(blocks):
+        check_close(got[:, r], block, f"{name}(x, {num_heads})[:, {r}] (head {r + 1})",
+                    atol=1e-6, mistakes={m: w[:, r] for m, w in mistakes.items()}, reveal=False)
 
 
 def _pytorch_reference(x, w_q, w_k, w_v, w_o, num_heads, causal):
+    """``nn.MultiheadAttention`` (no biases) with these matrices, on x: its output."""
     d = x.shape[-1]
-    layer = nn.MultiheadAttention(d, num_heads, bias=False, batch_first=True).double()
+    layer = nn.MultiheadAttention(d, num_heads, bias=False, batch_first=True).to(x.dtype)
     with torch.no_grad():
         layer.in_proj_weight.copy_(torch.cat([w_q.T, w_k.T, w_v.T]))
         layer.out_proj.weight.copy_(w_o.T)
     n = x.shape[1]
-    blocked = torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None
+    blocked = nn.Transformer.generate_square_subsequent_mask(n, dtype=x.dtype) if causal else None
     with torch.no_grad():
         return layer(x, x, x, attn_mask=blocked, need_weights=False)[0]
 
@@ -202,15 +195,16 @@ def check_multi_head_attention(actual, x, w_q, w_k, w_v, w_o, num_heads: int, ca
     """
     x, w_q, w_k, w_v, w_o = (as_tensor(t, label) for t, label in
                              ((x, "x"), (w_q, "W_Q"), (w_k, "W_K"), (w_v, "W_V"), (w_o, "W_O")))
-    args = (x, w_q, w_k, w_v, w_o, num_heads)
+    d = x.shape[-1]
     mistakes = {
-        MASK_MISTAKES["no_output_projection"]: _multi_head(*args, causal, output=False),
-        MASK_MISTAKES["query_axis"]: _multi_head(*args, causal, dim=-2),
+        MASK_MISTAKES["no_output_projection"]: _pytorch_reference(
+            x, w_q, w_k, w_v, torch.eye(d, dtype=w_o.dtype), num_heads, causal),
         MASK_MISTAKES["no_causal" if causal else "unwanted_causal_mask"]:
-            _multi_head(*args, not causal),
+            _pytorch_reference(x, w_q, w_k, w_v, w_o, num_heads, not causal),
     }
-    if num_heads > 1:
-        mistakes[MASK_MISTAKES["scale_by_d"]] = _multi_head(*args, causal, scale_by=x.shape[-1])
-        mistakes[MASK_MISTAKES["one_head"]] = _multi_head(*args, causal, heads=1)
-    expected = _pytorch_reference(*args, causal)
+    if num_heads > 1:  # scores over √d: W_Q scaled by √(d_h / d)
+        mistakes[MASK_MISTAKES["scale_by_d"]] = _pytorch_reference(
+            x, w_q / math.sqrt(num_heads), w_k, w_v, w_o, num_heads, causal)
+        mistakes[MASK_MISTAKES["one_head"]] = _pytorch_reference(x, w_q, w_k, w_v, w_o, 1, causal)
+    expected = _pytorch_reference(x, w_q, w_k, w_v, w_o, num_heads, causal)
     check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)

@@ -17,9 +17,6 @@ EXERCISES = (
              allowance=NO_SOFTMAX,
              torch_twins=ATTENTION),
     Exercise("updated_embeddings", NOTEBOOK, points=4, check="check_updated_embeddings",
-             twins=("course_utils.models.attention.attention",
-                    "course_utils.models.attention.attention_weights",
-                    "course_utils.models.attention.masked_softmax",
-                    "course_utils.models.attention.causal_mask"),
+             twins=("course_utils.models.attention.attention_weights",),
              torch_twins=ATTENTION),
 )

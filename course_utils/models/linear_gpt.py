@@ -74,21 +74,18 @@ class KernelSelfAttention(MultiHeadAttention):
         reach = f", bandwidth={self.bandwidth}" if self.kind == "fmm" else ""
         return f"{super().extra_repr()}, kind={self.kind!r}{reach}"
 
-    def forward_fused(self, query, key, value, mask=None, causal=False):
-        """The heads by linear or FMM attention on checked batched inputs: the output only."""
+    def attend(self, q, k, v, mask=None, causal=False):
+        """The heads by linear or FMM attention: (batch, heads, n_q, d_h)."""
         if mask is not None:
             raise ValueError(f"{self.kind} attention takes no mask, only causal=True or False")
-        q, k, v = (self.split_heads(t) for t in self.project(query, key, value))
         attend = self.linear_attention
         if self.kind == "linear":
-            heads = torch.as_tensor(attend(q, k, v, elu_feature_map)).to(v)
-        else:
-            heads = fmm_attention(
-                q, k, v, self.bandwidth, attend, w_near=F.softplus(self.near_weight),
-                w_far=list(F.softplus(self.far_weights)), feature_maps=FMM_FEATURE_MAPS,
-                causal=causal,
-            )  # fmt: skip
-        return self.out_proj(self.merge_heads(heads))
+            return torch.as_tensor(attend(q, k, v, elu_feature_map)).to(v)
+        return fmm_attention(
+            q, k, v, self.bandwidth, attend, w_near=F.softplus(self.near_weight),
+            w_far=list(F.softplus(self.far_weights)), feature_maps=FMM_FEATURE_MAPS,
+            causal=causal,
+        )  # fmt: skip
 
     def forward(self, query, key=None, value=None, mask=None, causal=False, need_weights=False):
         if need_weights:

@@ -1,11 +1,11 @@
-"""Attention: the step-by-step reference beside PyTorch's fused SDPA kernel, and
-``MultiHeadAttention`` beside ``nn.MultiheadAttention`` (forward and backward), on the CPU
-and on the GPU when there is one."""
+"""Attention: the matrix of weights (``attention_weights``: SDPA with the identity as
+values) beside PyTorch's fused SDPA kernel's outputs, and ``MultiHeadAttention`` beside
+``nn.MultiheadAttention`` (forward and backward), on the CPU and on the GPU when there is one."""
 
 import torch
 import torch.nn.functional as F
 
-from course_utils.models.attention import MultiHeadAttention, attention
+from course_utils.models.attention import MultiHeadAttention, attention_weights
 from tests.benchmarks.timing import Row, best_time, on_each_device
 
 
@@ -15,13 +15,13 @@ def causal_rows(device: torch.device) -> list[Row]:
         q, k, v = (torch.randn(8, 8, n, 64, device=device) for _ in range(3))
 
         def ours(q=q, k=k, v=v):
-            return attention(q, k, v, causal=True)
+            return attention_weights(q, k, causal=True)
 
         def fused(q=q, k=k, v=v):
             return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
         ours_s, fused_s = best_time(ours, device=device), best_time(fused, device=device)
-        task = f"causal attention, 8x8 heads, n={n}, d=64"
+        task = f"causal attention, 8x8 heads, n={n}, d=64 (ours: the weights)"
         note = f"{ours_s / fused_s:.1f}x SDPA's time"
         rows.append(Row(task, "course_utils.models.attention", ours_s * 1e3, "ms", note))
         rows.append(Row(task, "torch SDPA (fused)", fused_s * 1e3, "ms"))

@@ -16,13 +16,7 @@ import course_utils
 import course_utils.models.attention
 from course_utils import device as device_module
 from course_utils.device import cpu_threads, get_device, set_seed
-from course_utils.models.attention import (
-    MultiHeadAttention,
-    attention,
-    attention_scores,
-    causal_mask,
-    masked_softmax,
-)
+from course_utils.models.attention import MultiHeadAttention, attention_weights
 from course_utils.models.gpt import (
     GPTConfig,
     TinyGPT,
@@ -207,9 +201,8 @@ def attention_functions(device, dtype):
     q, k, v = (seeded(2, 5, 4, device=device, dtype=dtype, seed=s) for s in range(3))
     allowed = torch.ones(5, 5, dtype=torch.bool, device=device)
     return lambda: (
-        attention(q, k, v, mask=allowed, causal=True),
-        causal_mask(5, 7, device=device),
-        masked_softmax(attention_scores(q, k), allowed),
+        attention_weights(q, k, mask=allowed, causal=True),
+        attention_weights(q, k[:, :3], causal=True, scale=1.0),
     )
 
 

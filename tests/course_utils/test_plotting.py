@@ -8,7 +8,7 @@ import pytest
 import torch
 from matplotlib.colors import to_rgb
 
-from course_utils.models.attention import attention_weights, causal_mask
+from course_utils.models.attention import attention_weights
 from course_utils.plotting import plot_attention
 from course_utils.widgets import softmax_scale_slider
 
@@ -17,7 +17,8 @@ TOKENS = ["I", "am", "good"]
 
 def test_heatmap_labels_axes_with_tokens_and_marks_masked_entries():
     alpha = attention_weights(torch.randn(3, 4), torch.randn(3, 4), causal=True)
-    ax = plot_attention(alpha, TOKENS, mask=causal_mask(3), title="causal")
+    past = torch.ones(3, 3, dtype=torch.bool).tril()
+    ax = plot_attention(alpha, TOKENS, mask=past, title="causal")
     assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS
     assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
     texts = [t.get_text() for t in ax.texts]

@@ -130,17 +130,19 @@ def causal_attention(X, W_Q, W_K, W_V):
 
 
 TWIN_CAUSAL_SOFTMAX = """
-from course_utils.models.attention import causal_mask, masked_softmax
+from course_utils.models.attention import attention_weights
 
 def causal_softmax(s):
-    return masked_softmax(s, causal_mask(s.shape[-1], device=s.device))
+    identity = torch.eye(s.shape[-1], dtype=s.dtype, device=s.device)
+    return attention_weights(s, identity, causal=True, scale=1.0)
 """
 
 TWIN_CAUSAL_ATTENTION = """
 import course_utils.models.attention
 
 def causal_attention(X, W_Q, W_K, W_V):
-    return course_utils.models.attention.attention(X @ W_Q, X @ W_K, X @ W_V, causal=True)
+    alpha = course_utils.models.attention.attention_weights(X @ W_Q, X @ W_K, causal=True)
+    return alpha @ (X @ W_V), alpha
 """
 
 LOOP_WITHOUT_SCALE = """
@@ -494,8 +496,8 @@ def causal_attention(X, W_Q, W_K, W_V):
     return found["a"], found["alpha"]
 """, zero=True),
     },
-    # the course's masked_softmax and causal_mask rebuilt from their code objects
-    "masked_softmax_rebuilt_from_code": {
+    # the course's attention_weights rebuilt from its code object
+    "attention_weights_rebuilt_from_code": {
         "causal_softmax": Cheat("""
 import types
 
@@ -507,11 +509,12 @@ def _copy(function):
                               function.__defaults__)
 
 
-_softmax, _mask = _copy(_library.masked_softmax), _copy(_library.causal_mask)
+_weights = _copy(_library.attention_weights)
 
 
 def causal_softmax(s):
-    return _softmax(s, _mask(s.shape[-1], device=s.device))
+    identity = torch.eye(s.shape[-1], dtype=s.dtype, device=s.device)
+    return _weights(s, identity, causal=True, scale=1.0)
 """, zero=True),
     },
     # torch.allclose, which the checks compare with, replaced: a wrong answer then matches

@@ -53,26 +53,10 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
 
 
 TWIN_UPDATE = """
-from course_utils.models.attention import attention
+from course_utils.models.attention import attention_weights
 
 def attention_update(E, S, W_Q, W_K, W_V):
-    return E + attention(E @ W_Q, S @ W_K, S @ W_V)[0]
-"""
-
-TWIN_MASK = """
-import course_utils.models.attention
-
-def padding_mask(lengths, n, causal=False):
-    keys = torch.arange(n)[None, None, :] < torch.as_tensor(lengths)[:, None, None]
-    mask = keys.expand(len(lengths), n, n)
-    return mask & course_utils.models.attention.causal_mask(n) if causal else mask
-"""
-
-TWIN_SPLIT = """
-from course_utils.models.attention import MultiHeadAttention
-
-def split_heads(x, num_heads):
-    return MultiHeadAttention(x.shape[-1], num_heads).split_heads(x)
+    return E + attention_weights(E @ W_Q, S @ W_K) @ (S @ W_V)
 """
 
 TWIN_MHA = """
@@ -112,8 +96,6 @@ WRONG = {
     },
     "calls_the_library": {
         "attention_update": TWIN_UPDATE,
-        "padding_mask": TWIN_MASK,
-        "split_heads": TWIN_SPLIT,
         "multi_head_attention": TWIN_MHA,
     },
 }
@@ -509,7 +491,7 @@ if _real is not None:
 
 
 def attention_update(E, S, W_Q, W_K, W_V):
-    return E + _copy.attention(E @ W_Q, S @ W_K, S @ W_V)[0]
+    return E + _copy.attention_weights(E @ W_Q, S @ W_K) @ (S @ W_V)
 """, zero=True, flagged=True),
         # PyTorch's attention in a thread that C code starts (map calls _thread's own
         # function), where no hook of the answer's thread would see it

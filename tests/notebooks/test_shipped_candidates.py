@@ -3,12 +3,16 @@ are candidates, which exercises they fit, and how a candidate is run on a test's
 
 import inspect
 import time
+from fractions import Fraction
 
 import pytest
+import torch
 
 from course_utils.checks.guards.records import TWINS
 from tests.support import in_kernel
+from tests.support.in_kernel import COUNT, SIZE, made_by
 from tests.support.shipped_functions import (
+    ARGUMENTS,
     fits,
     machinery,
     required_positional,
@@ -30,9 +34,24 @@ def test_functions_private_ones_and_methods_of_built_instances_are_candidates(sh
     assert "course_utils.models.minilm.MiniLMEncoder().embed" in candidates  # built bare
 
 
+def test_methods_of_classes_that_need_arguments_are_candidates(shipped):
+    candidates, skipped = shipped
+    forward = candidates["course_utils.models.attention.MultiHeadAttention(...).forward"]
+    assert forward.built and dict(forward.arguments) == {"embed_dim": SIZE, "num_heads": COUNT}
+    assert forward.fits(1) and forward.fits(6)  # forward(query, key, value, mask, ...)
+    assert "course_utils.tokens.byte_bpe.BytePairTokenizer(...).encode" in candidates
+    assert not [name for name, why in skipped.items() if "needs arguments" in why], (
+        "a class needs arguments that ARGUMENTS does not declare")
+
+
+def test_every_declared_class_is_one_that_needs_arguments(shipped):
+    candidates, _ = shipped
+    built = {name.split("(...)")[0] for name in candidates if "(...)" in name}
+    assert built == set(ARGUMENTS)
+
+
 def test_what_is_skipped_says_why(shipped):
     candidates, skipped = shipped
-    assert "needs arguments" in skipped["course_utils.models.attention.MultiHeadAttention.forward"]
     assert "special method" in skipped["course_utils.models.attention.MultiHeadAttention.__init__"]
     assert skipped["course_utils.checks.guards.answer_cells"].startswith("the guards'")
     assert not any(machinery(name.split("()")[0].rpartition(".")[0]) for name in candidates)
@@ -102,3 +121,41 @@ def test_the_controls_are_the_solution_and_the_solution_stuck():
     with pytest.raises(AssertionError):
         in_kernel.run(namespace, "double", in_kernel.STUCK, "", False,
                       "assert double(1) == 2 and double(2) == 4", 5.0)
+
+
+def test_arguments_are_read_off_the_inputs_of_each_call():
+    x = torch.ones(2, 3, 12)
+    assert in_kernel.value(SIZE, ([1, 2], x, 4)) == 12  # the first input with a shape
+    assert in_kernel.value(SIZE, ("text",)) == 8
+    assert in_kernel.value(COUNT, (x, 4, 5)) == 4
+    assert in_kernel.value(COUNT, (3, True)) == 1  # not the first input, and no bool
+    assert in_kernel.value(made_by("fractions.Fraction", numerator=1, denominator=3), ()) == \
+        Fraction(1, 3)
+    assert in_kernel.value("relu", (x,)) == "relu"
+
+
+ATTENTION = "course_utils.models.attention"
+SDPA_TEST = """
+import torch
+import torch.nn.functional as F
+
+g = torch.Generator().manual_seed(0)
+for d in (4, 6):  # an instance per call, its sizes read off the call's inputs
+    q, k, v = (torch.randn(3, 2, n, d, generator=g) for n in (5, 7, 7))
+    assert torch.allclose(sdpa(q, k, v), F.scaled_dot_product_attention(q, k, v), atol=1e-6)
+"""
+
+
+def test_a_method_of_a_class_built_from_the_inputs_can_answer_and_leaves_the_draws_alone():
+    arguments = tuple(ARGUMENTS[f"{ATTENTION}.MultiHeadAttention"].items())
+    namespace = {"sdpa": None}
+    torch.manual_seed(1)
+    expected = torch.rand(3)
+    torch.manual_seed(1)
+    in_kernel.run(namespace, "sdpa", ATTENTION, "MultiHeadAttention.attend", True, SDPA_TEST,
+                  20.0, arguments)
+    assert torch.equal(torch.rand(3), expected)  # no draw of the notebook's was taken
+    with pytest.raises(Exception):  # noqa: B017 (whatever the wrong call raises)
+        in_kernel.run(namespace, "sdpa", ATTENTION, "MultiHeadAttention.forward", True,
+                      SDPA_TEST, 20.0, arguments)
+    assert namespace["sdpa"] is None

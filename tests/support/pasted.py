@@ -117,7 +117,7 @@ class Probe:
         cell = copy.deepcopy(exercise.test_cell)
         cell.source = (f"__probe.run(globals(), {exercise.name!r}, {candidate.module!r}, "
                        f"{candidate.qualname!r}, {candidate.built!r}, "
-                       f"{exercise.test_cell.source!r}, {limit!r})")
+                       f"{exercise.test_cell.source!r}, {limit!r}, {candidate.arguments!r})")
         try:
             self.client.execute_cell(cell, self.scratch, store_history=False)
         except CellExecutionError:

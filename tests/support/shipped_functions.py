@@ -6,12 +6,16 @@
   (``functools.cache``, ``@checked_plainly``): a student can paste any of them;
 * the static and class methods of each class it defines, called on the class;
 * the methods of each class it defines that can be built without arguments, called on an
-  instance built so (``MiniLMEncoder().embed``).
+  instance built so (``MiniLMEncoder().embed``);
+* the methods of each class that needs arguments, called on an instance built at each
+  call from the arguments :data:`ARGUMENTS` declares for it: small values, what to read
+  off the call's own inputs (the size of a tensor, a whole number: ``in_kernel.SIZE``,
+  ``COUNT``) or what a function makes
+  (``in_kernel.made_by``): ``MultiHeadAttention(embed_dim=x.shape[-1], num_heads=2)
+  .forward`` for ``split_heads(x, 2)``.
 
 What it skips, and why (:func:`shipped_candidates` returns them, each with its reason):
 
-* the methods of a class that needs arguments to be built: no call of the exercise's
-  inputs reaches them without an instance, and the instance is no input of the test;
 * special methods (``__init__``, ``__repr__``, ``__call__``...): the object's protocol,
   reached through the class or its instances, never called as an exercise's function;
 * properties: they take no argument;
@@ -19,12 +23,13 @@ What it skips, and why (:func:`shipped_candidates` returns them, each with its r
 * what a module imports from elsewhere (torch, NumPy, its sibling modules): listed where
   it is defined, or not shipped;
 * the modules of the guards and of the grading kernel (``course_utils.checks.guards``,
-  ``course_utils.grading_kernel``, ``course_utils.switches``: :data:`MACHINERY`): they act
-  on the interpreter, not on an exercise's values (import hooks, function modes, the
-  leftovers' baseline, the refusals an answer cell caught), and called with an
-  exercise's inputs they change what every later test in the kernel sees (an import hook
-  left behind breaks the notebook's next import); ``tests/notebooks/test_shipped_answers``
-  checks that no twin of an exercise is among them.
+  ``course_utils.grading_kernel``, ``course_utils.switches``, and the exercises' rules and
+  allowances that the guards read, ``course_utils.exercises.allowance``:
+  :data:`MACHINERY`): they act on the interpreter, not on an exercise's values (import
+  hooks, function modes, the leftovers' baseline, the refusals an answer cell caught), and
+  called with an exercise's inputs they change what every later test in the kernel sees (an
+  import hook left behind breaks the notebook's next import);
+  ``tests/notebooks/test_shipped_answers`` checks that no twin of an exercise is among them.
 
 A candidate *fits* an exercise when it can be called with as many positional arguments as
 the exercise's function requires (:func:`fits`): the same number of required parameters,
@@ -40,29 +45,57 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MACHINERY", "Candidate", "Skipped", "fits", "machinery", "required_positional",
-           "same_tree", "shipped_candidates"]
+from tests.support.in_kernel import COUNT, SIZE, made_by
+
+__all__ = ["ARGUMENTS", "MACHINERY", "Candidate", "Skipped", "fits", "machinery",
+           "required_positional", "same_tree", "shipped_candidates"]
 
 MACHINERY = ("course_utils.checks.guards", "course_utils.grading_kernel",
-             "course_utils.switches")
+             "course_utils.switches", "course_utils.exercises.allowance")
+
+# How each class of the package that needs arguments is built for a probe: {argument: a
+# value, or what to read off the inputs}, or what makes the whole instance. A class that
+# needs arguments and is missing here fails test_shipped_candidates.
+_TINY_GPT = made_by("course_utils.models.gpt.GPTConfig", vocab_size=64, block_size=16,
+                    d_model=16, n_layers=1, n_heads=2, dim_feedforward=32)
+_BLOCK = {"d_model": SIZE, "nhead": COUNT, "dim_feedforward": 32, "dropout": 0.0}
+ARGUMENTS: dict[str, dict | tuple] = {
+    "course_utils.models.attention.MultiHeadAttention": {"embed_dim": SIZE, "num_heads": COUNT},
+    # the linear attention it runs is its caller's (notebook 07: the student's own)
+    "course_utils.models.linear_gpt.KernelSelfAttention": {
+        "embed_dim": SIZE, "num_heads": COUNT, "kind": "linear",
+        "linear_attention": made_by("torch.nn.Identity")},
+    "course_utils.models.linear_gpt.NoAttention": {"embed_dim": SIZE},
+    "course_utils.models.transformer.TransformerBlock": _BLOCK,
+    "course_utils.models.transformer.DecoderBlock": _BLOCK,
+    "course_utils.models.gpt.TinyGPT": {"config": _TINY_GPT},
+    "course_utils.models.linear_gpt.AttentionGPT": {"config": _TINY_GPT},
+    "course_utils.models.span_qa.SpanQA": {
+        "encoder": made_by("course_utils.models.minilm.MiniLMEncoder")},
+    "course_utils.student.OwnNumbers": {"purpose": "probe", "student": None},
+    "course_utils.words.word_eval.WordVectors": {
+        "words": ("king", "queen"), "vectors": made_by("torch.eye", n=2)},
+}
 
 
 @dataclass(frozen=True)
 class Candidate:
     """A function students receive: ``module.qualname``, called on an instance of its class
-    built without arguments when ``built``."""
+    when ``built``: built from ``arguments`` (as :data:`ARGUMENTS` says) or without any."""
 
     module: str
     qualname: str
     built: bool = False
     signature: inspect.Signature | None = None
+    arguments: tuple = ()
 
     @property
     def name(self) -> str:
-        """``course_utils.tokens.bpe.corpus_from_text``, ``....MiniLMEncoder().embed``."""
+        """``course_utils.tokens.bpe.corpus_from_text``, ``....MiniLMEncoder().embed``,
+        ``....MultiHeadAttention(...).forward``."""
         owner, _, attribute = self.qualname.rpartition(".")
         if self.built:
-            return f"{self.module}.{owner}().{attribute}"
+            return f"{self.module}.{owner}({'...' if self.arguments else ''}).{attribute}"
         return f"{self.module}.{self.qualname}"
 
     def fits(self, required: int) -> bool:
@@ -114,7 +147,7 @@ def _defined_function(value, module: str) -> bool:
 
 def _of_class(module: str, cls: type) -> tuple[list[Candidate], list[Skipped]]:
     """The candidates and the skipped methods of ``cls``, its own methods only."""
-    buildable = _buildable(cls)
+    arguments = _arguments(module, cls)
     candidates, skipped = [], []
     for name, attribute in vars(cls).items():
         qualname = f"{cls.__qualname__}.{name}"
@@ -128,20 +161,26 @@ def _of_class(module: str, cls: type) -> tuple[list[Candidate], list[Skipped]]:
             continue
         elif name.startswith("__") and name.endswith("__"):
             skipped.append(Skipped(where, "a special method: the object's protocol"))
-        elif not buildable:
-            skipped.append(Skipped(where, f"{cls.__name__} needs arguments to be built"))
+        elif arguments is None:
+            skipped.append(Skipped(where, f"{cls.__name__} needs arguments to be built, and "
+                                          "ARGUMENTS does not say which"))
         else:
             signature = _signature(attribute)
             if signature is not None:
                 signature = signature.replace(parameters=list(signature.parameters.values())[1:])
-            candidates.append(Candidate(module, qualname, built=True, signature=signature))
+            candidates.append(Candidate(module, qualname, built=True, signature=signature,
+                                        arguments=arguments))
     return candidates, skipped
 
 
-def _buildable(cls: type) -> bool:
-    """Whether ``cls()`` needs no argument (by its signature: nothing is built here)."""
+def _arguments(module: str, cls: type) -> tuple | None:
+    """How ``cls`` is built: () without arguments (by its signature: nothing is built
+    here), else its :data:`ARGUMENTS` as a tuple, None when it has none."""
     signature = _signature(cls)
-    return signature is not None and fits(signature, 0)
+    if signature is not None and fits(signature, 0):
+        return ()
+    declared = ARGUMENTS.get(f"{module}.{cls.__qualname__}")
+    return tuple(declared.items()) if isinstance(declared, dict) else declared
 
 
 def _signature(value) -> inspect.Signature | None:

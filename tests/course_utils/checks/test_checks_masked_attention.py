@@ -157,7 +157,6 @@ def test_right_multi_head_attention_passes_and_its_mistakes_are_named(causal):
     for wrong, key in ((mha(causal=causal, scale=8), "scale_by_d"),
                        (mha(causal=causal, output=False), "no_output_projection"),
                        (mha(heads=1, causal=causal), "one_head"),
-                       (mha(causal=causal, dim=-2), "query_axis"),
                        (mha(causal=not causal), "no_causal" if causal else "unwanted_causal_mask")):
         with raises(key):
             check(wrong)

@@ -163,23 +163,26 @@ def test_answers_that_update_their_inputs_in_place_are_graded_on_what_they_retur
 # --- the library's answer is refused where it computes ----------------------------------------
 
 def test_a_twin_kept_in_a_default_argument_or_found_with_gc_is_refused():
-    @cell
-    def causal_softmax(s, softmax=course_utils.models.attention.masked_softmax):
-        return softmax(s, KEEP)
+    eye = torch.eye(6, dtype=torch.float64)
 
-    with pytest.raises(checks.LibraryTwinError, match="masked_softmax"):
+    @cell
+    def causal_softmax(s, weights=course_utils.models.attention.attention_weights):
+        return weights(s, eye, mask=KEEP, scale=1.0)
+
+    with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
         checks.own_work(causal_softmax, "causal_softmax")(Q @ K.T)
     found = next(o for o in gc.get_objects()
-                 if type(o) is types.FunctionType and o.__qualname__ == "masked_softmax"
+                 if type(o) is types.FunctionType and o.__qualname__ == "attention_weights"
                  and o.__module__ == "course_utils.models.attention")
 
     @cell
     def causal_softmax(s):  # noqa: F811 (a second answer under the exercise's name)
-        return found(s, KEEP)
+        return found(s, eye, mask=KEEP, scale=1.0)
 
-    with pytest.raises(checks.LibraryTwinError, match="masked_softmax"):
+    with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
         checks.own_work(causal_softmax, "causal_softmax")(Q @ K.T)
-    assert torch.allclose(found(Q @ K.T, KEEP).sum(-1), torch.ones(6, dtype=torch.float64))
+    assert torch.allclose(found(Q @ K.T, eye, mask=KEEP, scale=1.0).sum(-1),
+                          torch.ones(6, dtype=torch.float64))
 
 
 @pytest.mark.parametrize("layout", ["flat", "package"])

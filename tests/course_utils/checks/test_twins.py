@@ -10,7 +10,7 @@ import torch
 import course_utils.models.attention
 from course_utils import checks
 from course_utils.checks.guards.refuse import functions_at
-from course_utils.models.attention import masked_softmax
+from course_utils.models.attention import attention_weights
 from grader.integrity.tamper import imported_twins
 from tests.conftest import REPO
 from tests.course_utils.checks import as_cells
@@ -19,10 +19,15 @@ from tests.support.nbgrader_course import grade_id
 
 KEEP = torch.ones(3, 3, dtype=torch.bool).tril()
 S = torch.randn(3, 3, generator=torch.Generator().manual_seed(0))
+EYE = torch.eye(3)
+
+
+def masked_softmax(s, keep):  # the weights of the scores s themselves, by PyTorch
+    return torch.softmax(s.masked_fill(~keep, float("-inf")), dim=-1)
 
 
 def causal_softmax(s):  # answers with an imported twin
-    return masked_softmax(s, KEEP)
+    return attention_weights(s, EYE, mask=KEEP, scale=1.0)
 
 
 def through_the_module(s):  # answers with the module's twin
@@ -45,7 +50,7 @@ def test_every_twin_names_a_real_function_of_the_library():
 
 def test_a_twin_called_by_an_answer_fails_with_a_message_that_says_why():
     with pytest.raises(checks.LibraryTwinError, match="causal_softmax called "
-                       "course_utils.models.attention.masked_softmax.*your own code"):
+                       "course_utils.models.attention.attention_weights.*your own code"):
         checks.own_work(causal_softmax, "causal_softmax")(S)
     assert isinstance(checks.LibraryTwinError("x"), AssertionError)  # nbgrader counts a failure
 
@@ -61,8 +66,8 @@ def test_the_exercise_is_named_never_found_from_the_callers_names():
 def test_own_code_runs_and_the_twins_come_back_afterwards():
     answer = checks.own_work(written_out, "causal_softmax")
     assert torch.allclose(answer(S), masked_softmax(S, KEEP))
-    assert course_utils.models.attention.masked_softmax is masked_softmax
-    assert checks.attention.masked_softmax is masked_softmax  # the checks still work
+    assert course_utils.models.attention.attention_weights is attention_weights
+    assert checks.attention.attention_weights is attention_weights  # the checks still work
     assert causal_softmax(S).shape == (3, 3)  # and so do later cells
 
 
@@ -75,9 +80,9 @@ def test_a_function_without_twins_runs_under_the_plain_allowance():
 
     @notebook_cell
     def through_the_course(x):
-        return masked_softmax(x, KEEP)
+        return attention_weights(x, EYE, mask=KEEP, scale=1.0)
 
-    with pytest.raises(checks.NotAllowed, match="masked_softmax is not yours"):
+    with pytest.raises(checks.NotAllowed, match="attention_weights is not yours"):
         checks.own_work(through_the_course, "unrelated")(S)
 
 

@@ -7,14 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from course_utils.device import get_device
-from course_utils.models.attention import (
-    MultiHeadAttention,
-    attention,
-    attention_scores,
-    attention_weights,
-    causal_mask,
-    masked_softmax,
-)
+from course_utils.models.attention import MultiHeadAttention, attention_weights
 
 DEVICE = get_device()
 
@@ -27,26 +20,20 @@ def tensor(rows):
     return torch.tensor(rows, device=DEVICE)
 
 
-def test_scores_of_query_3_by_hand():
-    # q_3 · k_j = -1, -4, 2 and sqrt(d_k) = 2
-    got = attention_scores(tensor([Q3]), tensor(KEYS))
-    assert got.tolist() == [[-0.5, -2.0, 1.0]]
+def causal_mask(n_q, n_k=None):
+    """True where j ≤ i (SDPA's convention: True = may attend)."""
+    return torch.ones(n_q, n_q if n_k is None else n_k, dtype=torch.bool, device=DEVICE).tril()
 
 
 def test_alpha_3_by_hand():
+    # q_3 · k_j = -1, -4, 2 and sqrt(d_k) = 2: scores -0.5, -2, 1
     exps = [math.exp(-0.5), math.exp(-2.0), math.exp(1.0)]
     expected = [e / sum(exps) for e in exps]  # 0.1753, 0.0391, 0.7856
     got = attention_weights(tensor([Q3]), tensor(KEYS))[0]
     assert got.tolist() == pytest.approx(expected, abs=1e-6)
-
-
-def test_causal_mask_keeps_the_past_and_the_present():
-    assert causal_mask(3).tolist() == [
-        [True, False, False],
-        [True, True, False],
-        [True, True, True],
-    ]
-    assert torch.equal(causal_mask(2, 4), torch.ones(2, 4, dtype=torch.bool).tril())
+    raw = attention_weights(tensor([Q3]), tensor(KEYS), scale=1.0)[0]  # the dot products
+    exps = [math.exp(-1.0), math.exp(-4.0), math.exp(2.0)]
+    assert raw.tolist() == pytest.approx([e / sum(exps) for e in exps], abs=1e-6)
 
 
 def test_first_row_of_causal_weights_is_one_hot():
@@ -59,115 +46,74 @@ def test_first_row_of_causal_weights_is_one_hot():
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("shape", [(4, 4, 8), (2, 3, 5, 5, 16), (1, 6, 6, 1)])
-def test_matches_scaled_dot_product_attention(shape, causal):
+def test_weights_times_values_are_scaled_dot_product_attention(shape, causal):
     *lead, n, _, d = shape
     generator = torch.Generator().manual_seed(1)
     q, k, v = (torch.randn(*lead, n, d, generator=generator).to(DEVICE) for _ in range(3))
-    out, alpha = attention(q, k, v, causal=causal)
+    alpha = attention_weights(q, k, causal=causal)
     expected = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(alpha @ v, expected, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(alpha.sum(-1), torch.ones(*lead, n, device=DEVICE))
 
 
-def test_boolean_mask_and_rectangular_causal_match_pytorch():
+def test_the_weights_are_the_softmax_of_the_masked_scores():
+    """The formula, written out here as the test's own oracle (float64)."""
     generator = torch.Generator().manual_seed(2)
-    q = torch.randn(2, 3, 4, generator=generator).to(DEVICE)
-    k = torch.randn(2, 5, 4, generator=generator).to(DEVICE)
-    v = torch.randn(2, 5, 6, generator=generator).to(DEVICE)
+    q = torch.randn(2, 3, 4, generator=generator, dtype=torch.float64).to(DEVICE)
+    k = torch.randn(2, 5, 4, generator=generator, dtype=torch.float64).to(DEVICE)
     mask = torch.rand(3, 5, generator=generator).to(DEVICE) > 0.3
     mask[:, 0] = True  # every query keeps at least one key
-    torch.testing.assert_close(
-        attention(q, k, v, mask=mask)[0],
-        F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
-    )
-    torch.testing.assert_close(
-        attention(q, k, v, causal=True)[0],
-        F.scaled_dot_product_attention(q, k, v, is_causal=True),
-    )
+    for kwargs, keep in ((dict(mask=mask), mask), (dict(causal=True), causal_mask(3, 5)),
+                         (dict(mask=mask, causal=True), mask & causal_mask(3, 5))):
+        scores = (q @ k.mT / 2).masked_fill(~keep, float("-inf"))
+        torch.testing.assert_close(attention_weights(q, k, **kwargs), torch.softmax(scores, -1))
 
 
-def test_gradients_match_pytorch():
-    generator = torch.Generator().manual_seed(3)
-    ours = [torch.randn(4, 8, generator=generator).requires_grad_() for _ in range(3)]
-    theirs = [t.detach().clone().requires_grad_() for t in ours]
-    attention(*ours, causal=True)[0].square().sum().backward()
-    F.scaled_dot_product_attention(*theirs, is_causal=True).square().sum().backward()
-    for a, b in zip(ours, theirs, strict=True):
-        torch.testing.assert_close(a.grad, b.grad)
-
-
-def test_softmax_is_stable_for_large_scores():
+def test_weights_are_stable_for_large_scores():
     scores = torch.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, 0.0, 1000.0]], device=DEVICE)
-    got = masked_softmax(scores)
+    got = attention_weights(scores, torch.eye(3, device=DEVICE), scale=1.0)
     assert torch.isfinite(got).all()
     torch.testing.assert_close(got, torch.softmax(scores.double(), dim=-1).float())
 
 
-def test_masked_entries_are_exactly_zero_and_an_empty_row_is_nan():
-    scores = torch.zeros(3, 3, device=DEVICE)
-    strictly_past = causal_mask(3, device=DEVICE).tril(diagonal=-1)
-    got = masked_softmax(scores, strictly_past)
-    assert torch.isnan(got[0]).all()  # nothing to attend to: 0/0
+def test_masked_entries_are_exactly_zero_and_an_empty_row_is_zero_as_in_sdpa():
+    zeros = torch.zeros(3, 1, device=DEVICE)
+    strictly_past = causal_mask(3).tril(diagonal=-1)
+    got = attention_weights(zeros, zeros, mask=strictly_past)
+    assert got[0].tolist() == [0.0, 0.0, 0.0]  # nothing to attend to: SDPA's zeros
     assert got[1].tolist() == [1.0, 0.0, 0.0]
     assert got[2].tolist() == [0.5, 0.5, 0.0]
 
 
 def test_output_stays_on_the_input_device():
     q = torch.randn(3, 4, device=DEVICE)
-    out, alpha = attention(q, q, q, causal=True)
-    assert out.device == q.device and alpha.device == q.device
+    assert attention_weights(q, q, causal=True).device == q.device
 
 
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
-        (
-            lambda: attention_scores([[1.0]], torch.ones(1, 1)),
-            TypeError,
-            "q must be a torch.Tensor",
-        ),
-        (
-            lambda: attention_scores(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3)),
-            TypeError,
-            "floating-point",
-        ),
-        (lambda: attention_scores(torch.ones(3), torch.ones(2, 3)), ValueError, "at least 2"),
-        (lambda: attention_scores(torch.ones(0, 3), torch.ones(2, 3)), ValueError, "empty"),
-        (lambda: attention_scores(torch.ones(2, 3), torch.ones(2, 4)), ValueError, "same last"),
-        (
-            lambda: attention(torch.ones(2, 3), torch.ones(2, 3), torch.ones(4, 3)),
-            ValueError,
-            "same n_k",
-        ),
-        (
-            lambda: attention_scores(torch.ones(2, 3), torch.ones(2, 3, device="meta")),
-            ValueError,
-            "same device",
-        ),
-        (lambda: masked_softmax(torch.ones(2, 2), torch.ones(2, 2)), TypeError, "torch.bool"),
-        (
-            lambda: masked_softmax(torch.ones(2, 2), torch.ones(3, 3, dtype=torch.bool)),
-            ValueError,
-            "does not broadcast",
-        ),
-        (lambda: causal_mask(0), ValueError, ">= 1"),
-        (lambda: causal_mask(2.5), TypeError, "must be an int"),
+        (lambda: attention_weights([[1.0]], torch.ones(1, 1)), TypeError,
+         "q must be a torch.Tensor"),
+        (lambda: attention_weights(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3)),
+         TypeError, "floating-point"),
+        (lambda: attention_weights(torch.ones(3), torch.ones(2, 3)), ValueError, "at least 2"),
+        (lambda: attention_weights(torch.ones(0, 3), torch.ones(2, 3)), ValueError, "empty"),
+        (lambda: attention_weights(torch.ones(2, 3), torch.ones(2, 4)), ValueError, "same last"),
+        (lambda: attention_weights(torch.ones(2, 3), torch.ones(2, 3, device="meta")),
+         ValueError, "same device"),
+        (lambda: attention_weights(torch.ones(2, 2), torch.ones(2, 2), torch.ones(2, 2)),
+         TypeError, "torch.bool"),
+        (lambda: attention_weights(torch.ones(2, 2), torch.ones(2, 2),
+                                   torch.ones(3, 3, dtype=torch.bool)),
+         ValueError, "does not broadcast"),
+        (lambda: attention_weights(torch.ones(2, 2), torch.ones(2, 2), causal=1), TypeError,
+         "causal must be a bool"),
     ],
-)
+)  # fmt: skip
 def test_bad_input_gets_a_clear_error(call, error, words):
     with pytest.raises(error, match=words):
         call()
-
-
-def test_mask_and_causal_combine():
-    generator = torch.Generator().manual_seed(4)
-    q, k, v = (torch.randn(5, 4, generator=generator).to(DEVICE) for _ in range(3))
-    padding = torch.tensor([True, True, True, False, True], device=DEVICE)  # key 4 is padding
-    combined = causal_mask(5, device=DEVICE) & padding
-    torch.testing.assert_close(
-        attention(q, k, v, mask=padding, causal=True)[0],
-        F.scaled_dot_product_attention(q, k, v, attn_mask=combined),
-    )
 
 
 # -- MultiHeadAttention against nn.MultiheadAttention -----------------------------------
@@ -217,7 +163,7 @@ def test_self_attention_matches_pytorch(bias, causal, need_weights):
     ours, theirs = twins(bias=bias)
     x = random(3, 7, 16)
     out, weights = ours(x, causal=causal, need_weights=need_weights)
-    mask = ~causal_mask(7, device=DEVICE) if causal else None
+    mask = ~causal_mask(7) if causal else None
     expected, expected_weights = theirs(
         x, x, x, attn_mask=mask, need_weights=True, average_attn_weights=False
     )
@@ -252,7 +198,7 @@ def test_padding_mask_with_causal_matches_pytorchs_key_padding_mask(need_weights
     real = torch.arange(6, device=DEVICE) < lengths[:, None]  # (batch, n): True = a token
     out, weights = ours(x, mask=real[:, None, None, :], causal=True, need_weights=need_weights)
     expected, expected_weights = theirs(
-        x, x, x, key_padding_mask=~real, attn_mask=~causal_mask(6, device=DEVICE),
+        x, x, x, key_padding_mask=~real, attn_mask=~causal_mask(6),
         average_attn_weights=False,
     )  # fmt: skip
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
@@ -268,7 +214,7 @@ def test_gradients_match_pytorch_for_inputs_and_every_parameter(need_weights):
     x_ours, x_theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
     out = ours(x_ours, causal=True, need_weights=need_weights)[0]
     expected = theirs(
-        x_theirs, x_theirs, x_theirs, attn_mask=~causal_mask(5, device=DEVICE),
+        x_theirs, x_theirs, x_theirs, attn_mask=~causal_mask(5),
         need_weights=need_weights,
     )[0]  # fmt: skip
     target = random(2, 5, 16, seed=7)
@@ -318,16 +264,36 @@ def test_step_by_step_path_is_the_formula_head_by_head():
     torch.testing.assert_close(weights, torch.stack(maps), atol=1e-6, rtol=1e-6)
 
 
-def test_a_query_with_no_allowed_key_gets_zero_weights_on_both_paths():
-    ours, _ = twins(seed=6)
+def test_a_query_with_no_allowed_key_is_pytorchs_on_both_paths():
+    """The fused path gives it zero weights (SDPA's convention), so its output is b_O; the
+    path that returns the weights gives NaN there, as nn.MultiheadAttention does."""
+    ours, theirs = twins(seed=6)
     x = random(1, 3, 16, seed=12)
     mask = torch.tensor([[True, False, False], [False, False, False], [True, True, True]])
     with torch.no_grad():
         fused, _ = ours(x, mask=mask.to(DEVICE))
         steps, weights = ours(x, mask=mask.to(DEVICE), need_weights=True)
-    assert torch.all(weights[0, :, 1] == 0)
-    torch.testing.assert_close(steps[0, 1], ours.out_proj.bias.detach())
-    torch.testing.assert_close(fused, steps, atol=1e-5, rtol=1e-5)
+        expected, expected_weights = theirs(x, x, x, attn_mask=~mask.to(DEVICE),
+                                            average_attn_weights=False)
+    torch.testing.assert_close(fused[0, 1], ours.out_proj.bias.detach())
+    torch.testing.assert_close(steps, expected, equal_nan=True)
+    torch.testing.assert_close(weights, expected_weights, equal_nan=True)
+    assert torch.isnan(weights[0, :, 1]).all()
+    torch.testing.assert_close(fused[:, [0, 2]], steps[:, [0, 2]], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_seed_draws_pytorchs_weights_then_w_o_once_more(bias):
+    """The draws of the course's layer since its first version (notebooks' trained models
+    keep their numbers): nn.MultiheadAttention's, then W_O again (and b_O = 0)."""
+    torch.manual_seed(3)
+    theirs = torch.nn.MultiheadAttention(12, 3, bias=bias, batch_first=True)
+    theirs.out_proj.reset_parameters()
+    torch.manual_seed(3)
+    ours = MultiHeadAttention(12, 3, bias=bias)
+    for name, value in theirs.state_dict().items():
+        expected = torch.zeros_like(value) if name == "out_proj.bias" else value
+        assert torch.equal(ours.state_dict()[name], expected), name
 
 
 def test_module_output_stays_on_the_input_device():

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from course_utils.device import get_device
-from course_utils.models.attention import MultiHeadAttention, causal_mask
+from course_utils.models.attention import MultiHeadAttention
 from course_utils.models.transformer import (
     DecoderBlock,
     TransformerBlock,
@@ -15,6 +15,11 @@ from course_utils.models.transformer import (
 )
 
 DEVICE = get_device()
+
+
+def blocked_future(n):
+    """nn's causal mask: True = blocked, for j > i."""
+    return torch.ones(n, n, dtype=torch.bool, device=DEVICE).triu(1)
 
 
 def random(*shape, seed=0):
@@ -196,7 +201,7 @@ def masks(kind):
     """(our mask, our causal flag, nn's src_mask, nn's src_key_padding_mask)."""
     real = torch.arange(6, device=DEVICE) < torch.tensor(LENGTHS, device=DEVICE)[:, None]
     padding = real[:, None, None, :]
-    future = ~causal_mask(6, device=DEVICE)  # nn: True = blocked
+    future = blocked_future(6)  # nn: True = blocked
     return {
         "none": (None, False, None, None),
         "causal": (None, True, future, None),
@@ -230,7 +235,7 @@ def test_block_gradients_match_pytorch(norm_first):
     x_ours, x_theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
     target = random(2, 6, D, seed=7)
     ((ours(x_ours, causal=True) - target) ** 2).sum().backward()
-    future = ~causal_mask(6, device=DEVICE)
+    future = blocked_future(6)
     ((theirs(x_theirs, src_mask=future, is_causal=True) - target) ** 2).sum().backward()
     torch.testing.assert_close(x_ours.grad, x_theirs.grad, atol=1e-5, rtol=1e-5)
     ours_grads = dict(ours.named_parameters())
@@ -348,7 +353,7 @@ def test_decoder_matches_pytorch_with_cross_attention_and_source_padding(activat
     source_real = torch.arange(6, device=DEVICE) < torch.tensor(LENGTHS, device=DEVICE)[:, None]
     got = ours(x, memory, memory_mask=source_real[:, None, None, :])
     expected = theirs(
-        x, memory, tgt_mask=~causal_mask(5, device=DEVICE), memory_key_padding_mask=~source_real
+        x, memory, tgt_mask=blocked_future(5), memory_key_padding_mask=~source_real
     )
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
     # causal=False: the decoder's self-attention sees the whole target

@@ -8,14 +8,13 @@ from grader.integrity.tamper import imported_twins
 @pytest.mark.parametrize(
     ("source", "flagged"),
     [
-        ("from course_utils.models.attention import masked_softmax, causal_mask",
-         ["course_utils.models.attention.masked_softmax",
-          "course_utils.models.attention.causal_mask"]),
+        ("from course_utils.models.attention import attention_weights, MultiHeadAttention",
+         ["course_utils.models.attention.attention_weights"]),
         ("import course_utils.models.attention as A\n"
           "def f(s):\n    return A.attention_weights(s, s)",
          ["course_utils.models.attention.attention_weights"]),
-        ("def f(s):\n    return attention.attention(s, s, s)",
-         ["course_utils.models.attention.attention"]),
+        ("def f(s):\n    return attention.attention_weights(s, s)",
+         ["course_utils.models.attention.attention_weights"]),
         ("def f(s):\n    return torch.softmax(s.masked_fill(~keep, -1e9), -1)", []),
         ("def f(s):\n    return self.attention(s)", []),
         ("this is not python (", []),

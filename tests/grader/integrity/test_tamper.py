@@ -152,7 +152,7 @@ TAMPERING = {
         "c = importlib.import_module('course_utils.checks')\nc.check_close = print",
         [(1, LOADS_CODE), (2, LOADS_CODE), (3, PATCHES_COURSE_UTILS)]),
     "the library the checks compare with": (
-        "import course_utils.models.attention as attention\nattention.attention_scores = print",
+        "import course_utils.models.attention as attention\nattention.attention_weights = print",
         [(2, PATCHES_COURSE_UTILS)]),
     # patches a numpy/torch test helper
     "np.testing": ("np.testing.assert_allclose = print", [(1, PATCHES_TEST_HELPER)]),
@@ -500,8 +500,8 @@ NEAR_MISSES = {
     "reads checks": (
         "def scores(q, k):\n    checks.check_shape(q @ k.T, (2, 3))\n    return q @ k.T"),
     "calls the library": (
-        "from course_utils.models.attention import attention_scores\n\n"
-        "def scores(q, k):\n    return attention_scores(q, k)"),
+        "from course_utils.models.attention import attention_weights\n\n"
+        "def scores(q, k):\n    return attention_weights(q, k)"),
     "reads np.allclose and torch.allclose": (
         "def scores(q, k):\n    result = q @ k.T\n"
         "    assert torch.allclose(result, result) and np.allclose(1.0, 1.0)\n    return result"),
