@@ -18,6 +18,10 @@ not run.
 (``CellAborted`` for a cell the kernel did not run), so that nbgrader scores it 0, the
 feedback says why, and :func:`grader.scoring.autograde.incidents` names the cell for the TA.
 Everything else is nbgrader's: a cell over its time limit still gets ``CellTimeoutError``.
+Only the wait for a cell's last outputs after its reply is longer (``iopub_timeout``,
+``IOPUB_WAIT`` seconds, nbgrader's 4): on a loaded grading machine a cell that printed
+while it ran had its outputs arrive later than 4 s after its reply, nbgrader raised, and the
+submission went ungraded.
 
 Each answer cell (an nbgrader ``solution`` code cell) is sent to the kernel under the
 ``%%answer_cell <grade id>`` magic (the kernel's extension ``course_utils.grading_kernel``,
@@ -36,19 +40,21 @@ preprocessors, so Formgrader's autograde button uses it too.
 
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute as NbgraderExecute
-from traitlets import Dict, List, Unicode
+from traitlets import Dict, Integer, List, Unicode
 
 from grader.cells import is_added, is_test, marks, plain_code_cells
 
 HIDDEN = "HiddenFailure"
 ABORTED = "CellAborted"
 RESTORED = "CellRestored"
+IOPUB_WAIT = 30  # seconds a finished cell's outputs may lag behind its reply
 
 
 class Execute(NbgraderExecute):
     """nbgrader's ``Execute``; answer cells run under their allowlist, and a failing reply
     without an ``error`` output gets one."""
 
+    iopub_timeout = Integer(IOPUB_WAIT).tag(config=True)
     extra_arguments = List(Unicode(), default_value=[
         "--IPKernelApp.extra_extensions=course_utils.grading_kernel"]).tag(config=True)
     instructor_cells = Dict(value_trait=Unicode(), allow_none=True, default_value=None, help=(

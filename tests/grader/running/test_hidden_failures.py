@@ -141,3 +141,10 @@ def test_the_course_runs_nbgrader_s_autograde_steps_with_its_own_execute_and_com
     steps = config.Autograde.autograde_preprocessors
     assert steps.index("grader.scoring.outside.CompareOutside") + 1 == steps.index(
         "nbgrader.preprocessors.LimitOutput")
+
+
+def test_a_finished_cells_late_outputs_are_waited_for_longer_than_nbgraders_4_s():
+    """On a loaded machine a cell's outputs came more than 4 s after its reply, nbgrader
+    raised, and the submission went ungraded (04's brute-force cheat, 2026-11-28)."""
+    assert NbgraderExecute().iopub_timeout == 4
+    assert Execute().iopub_timeout >= 30
