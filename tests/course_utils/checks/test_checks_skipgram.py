@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import checks
+from tests.support.skipgram_example import SAMPLE_PAIRS_C2, SENTENCE
 
 FOX = "the quick brown fox jumps over the lazy dog".split()
 
@@ -80,15 +81,6 @@ def test_window_pairs_diagnoses_each_mistake():
           pairs(FOX, 2)[1:] + [("the", "lazy")], FOX, 2)  # fmt: skip
 
 
-SENTENCE = "This is a sample sentence".split()
-# Seed 002, (11.14): the windows of "This is a sample sentence" with c = 2, by hand.
-SAMPLE_PAIRS_C2 = [
-    ("This", "is"), ("This", "a"),
-    ("is", "This"), ("is", "a"), ("is", "sample"),
-    ("a", "This"), ("a", "is"), ("a", "sample"), ("a", "sentence"),
-    ("sample", "is"), ("sample", "a"), ("sample", "sentence"),
-    ("sentence", "a"), ("sentence", "sample"),
-]  # fmt: skip
 
 
 def test_window_pairs_by_their_properties_agree_with_the_lectures_worked_example():

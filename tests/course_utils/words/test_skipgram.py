@@ -18,16 +18,7 @@ from course_utils.words.skipgram_training import (
     train_skipgram,
 )
 from course_utils.words.word_eval import WordVectors, analogy_accuracy, word_pair_spearman
-
-SENTENCE = "This is a sample sentence".split()
-# Seed 002, (11.14): the windows of "This is a sample sentence" with c = 2, by hand.
-SAMPLE_PAIRS_C2 = [
-    ("This", "is"), ("This", "a"),
-    ("is", "This"), ("is", "a"), ("is", "sample"),
-    ("a", "This"), ("a", "is"), ("a", "sample"), ("a", "sentence"),
-    ("sample", "is"), ("sample", "a"), ("sample", "sentence"),
-    ("sentence", "a"), ("sentence", "sample"),
-]  # fmt: skip
+from tests.support.skipgram_example import SAMPLE_PAIRS_C2, SENTENCE
 
 
 @pytest.mark.parametrize(
