@@ -1,0 +1,32 @@
+"""confront: the student's prediction beside the measurement, and clear errors."""
+
+import pytest
+
+from course_utils.predictions import confront
+
+
+def test_a_prediction_is_shown_beside_the_measurement_with_their_ratio(capsys):
+    line = confront(2, 3.0, what="the ratio of the times", unit="×")
+    assert line == ("the ratio of the times: you predicted 2 ×, measured 3 × "
+                    "(measured / predicted = 1.5)")
+    assert capsys.readouterr().out == line + "\n"
+
+
+def test_a_missing_prediction_is_said_and_the_cell_goes_on():
+    line = confront(..., 0.25, what="the loss")
+    assert "measured 0.25" in line and "no prediction" in line
+
+
+def test_a_negative_prediction_has_no_ratio():
+    assert "/" not in confront(-1, 4, what="the slope")
+
+
+@pytest.mark.parametrize("prediction", ["two", True, float("nan"), [2]])
+def test_a_prediction_that_is_no_number_is_refused_by_name(prediction):
+    with pytest.raises(TypeError, match="your prediction of the slope: expected a number"):
+        confront(prediction, 1.0, what="the slope")
+
+
+def test_what_must_be_named():
+    with pytest.raises(TypeError, match="what: expected"):
+        confront(1, 1, what="")
