@@ -10,8 +10,10 @@ end score (Hugging Face's ``BertForQuestionAnswering`` calls it ``qa_outputs``):
 
     [start_scores, end_scores] = H W + b          W: (384, 2), b: (2,)
 
-and ``answer_questions`` decodes the answer, a span of passage tokens, with Hugging Face's
-question-answering decoder ``decode_spans`` (notebook 09's exercise 3 says which span).
+and ``answer_questions`` decodes the answer, a span of whole words of the passage, with a
+span decoder it is given (notebook 09's exercise 3, ``best_span``): a word's start score is
+its first piece's, its end score its last piece's, so an answer never starts or ends inside
+a word ("sl" of "sleet").
 Fine-tuning minimises the mean of the two cross-entropies, −log softmax(start)[s*] and
 −log softmax(end)[e*], over the passage tokens, for the true span (s*, e*).
 
@@ -28,11 +30,9 @@ import re
 import string
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers.pipelines.document_question_answering import decode_spans
 
 from course_utils.validation import integer, number, positive_int
 
@@ -47,6 +47,7 @@ __all__ = [
     "generated_questions",
     "normalise_answer",
     "train_span_qa",
+    "word_scores",
 ]
 
 PASSAGE = 1  # the token type of the passage, the second sentence of the pair
@@ -110,8 +111,10 @@ def encode_questions(tokenizer, questions: list[str], passages: list[str],
     Returns the tokenizer's ``input_ids``, ``token_type_ids`` and ``attention_mask``
     (batch, n), ``offsets`` (batch, n, 2: each token's characters in its own text),
     ``passage_mask`` (batch, n: True at the passage's tokens, the only possible answer
-    tokens) and, when ``answer_starts`` and ``answers`` are given, ``start_positions`` and
-    ``end_positions`` (batch,): the first and last passage token of each answer.
+    tokens), ``word_ids`` (batch, n: the word of its own text each token is a piece of,
+    counted from 0, −1 for special tokens and padding) and, when ``answer_starts`` and
+    ``answers`` are given, ``start_positions`` and ``end_positions`` (batch,): the first and
+    last passage token of each answer.
     """
     if len(questions) != len(passages):
         raise ValueError(f"one passage per question: got {len(questions)} questions and "
@@ -122,6 +125,9 @@ def encode_questions(tokenizer, questions: list[str], passages: list[str],
     encoded["offsets"] = batch["offset_mapping"]
     encoded["passage_mask"] = torch.tensor(
         [[piece == PASSAGE for piece in batch.sequence_ids(k)] for k in range(len(questions))])
+    encoded["word_ids"] = torch.tensor(
+        [[-1 if word is None else word for word in batch.word_ids(k)]
+         for k in range(len(questions))])
     if answer_starts is None:
         return encoded
     starts, ends = [], []
@@ -224,41 +230,60 @@ def train_span_qa(model: SpanQA, encoded: dict, frozen_blocks: int, steps: int,
     return losses
 
 
+def word_scores(start_scores, end_scores, passage_mask, word_ids):
+    """The passage's scores per whole word, for one pair of the batch.
+
+    start_scores, end_scores, passage_mask, word_ids: (n,), as ``SpanQA`` and
+    ``encode_questions`` give them for one pair. Returns (word_start, word_end, first, last):
+    for each of the passage's W words, the start score of its first piece, the end score of
+    its last piece (two (W,) tensors), and the token positions of those pieces (two lists).
+    """
+    passage = passage_mask.nonzero().flatten().tolist()
+    first, last = {}, {}
+    for position in passage:
+        word = int(word_ids[position])
+        first.setdefault(word, position)
+        last[word] = position
+    words = sorted(first)
+    first, last = [first[w] for w in words], [last[w] for w in words]
+    return start_scores[first], end_scores[last], first, last
+
+
 def answer_questions(model: SpanQA, tokenizer, questions: list[str], passages: list[str],
-                     max_length: int = 10) -> list[dict]:
-    """The answer span of each question in its passage, at most ``max_length`` tokens.
+                     best_span, max_words: int = 4) -> list[dict]:
+    """The answer to each question: a span of at most ``max_words`` whole words of its passage.
 
-    The span is decoded by Hugging Face's question-answering decoder, ``decode_spans``,
-    from the softmax probabilities of the passage's start and end scores, in float64: its
-    products p_start[s] · p_end[e] underflow only for scores hundreds apart, far from
-    this reader's.
+    ``best_span(word_start, word_end, max_words)`` (notebook 09's exercise 3) picks the span
+    (s, e) of words from their scores (``word_scores``: a word starts where its first piece
+    does and ends where its last piece does), so that no answer is cut inside a word.
 
-    Returns one dict per question: ``answer`` (the passage's characters from the start
-    token's first to the end token's last), ``start`` and ``end`` (token positions in
+    Returns one dict per question: ``answer`` (the passage's characters from the first
+    word's first to the last word's last), ``start`` and ``end`` (their token positions in
     the pair), ``tokens`` (the pair's tokens), ``passage_mask`` (n,: True at the passage's
     tokens) and ``start_scores``/``end_scores`` (n,).
     """
-    positive_int("max_length", max_length)
+    positive_int("max_words", max_words)
+    if not callable(best_span):
+        raise TypeError(f"best_span must be a function; got {type(best_span).__name__}")
     encoded = encode_questions(tokenizer, questions, passages)
     device = model.qa_outputs.weight.device
     model.eval()
     with torch.no_grad():
         start, end = model(*(encoded[name].to(device)
                              for name in ("input_ids", "attention_mask", "token_type_ids")))
+    start, end = start.cpu(), end.cpu()
     results = []
     for k, passage in enumerate(passages):
-        where = encoded["passage_mask"][k].nonzero().flatten()
-        p_start, p_end = (torch.softmax(x[k, where].double(), dim=0).cpu().numpy()
-                          for x in (start, end))                    # (passage tokens,)
-        starts, ends, _ = decode_spans(p_start, p_end, 1, max_length, np.ones(len(where)))
-        first, last = where[starts[0]].item(), where[ends[0]].item()
+        word_start, word_end, first, last = word_scores(
+            start[k], end[k], encoded["passage_mask"][k], encoded["word_ids"][k])
+        s, e = (int(i) for i in best_span(word_start.clone(), word_end.clone(), max_words))
         offsets = encoded["offsets"][k]
         results.append({
-            "answer": passage[offsets[first, 0]:offsets[last, 1]],
-            "start": first, "end": last,
+            "answer": passage[offsets[first[s], 0]:offsets[last[e], 1]],
+            "start": first[s], "end": last[e],
             "tokens": tokenizer.convert_ids_to_tokens(encoded["input_ids"][k]),
             "passage_mask": encoded["passage_mask"][k],
-            "start_scores": start[k].cpu(), "end_scores": end[k].cpu(),
+            "start_scores": start[k], "end_scores": end[k],
         })
     return results
 

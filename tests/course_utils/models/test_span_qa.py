@@ -62,23 +62,32 @@ def brute_force(start, end, max_length):
     return max(pairs, key=lambda pair: start[pair[0]] + end[pair[1]])
 
 
-@pytest.mark.parametrize("max_length", [1, 3, 10])
-def test_answer_questions_decodes_the_best_span_of_the_passage(tokenizer, examples, max_length):
+@pytest.mark.parametrize("max_words", [1, 3, 10])
+def test_answer_questions_decodes_the_best_span_of_whole_words(tokenizer, max_words):
     torch.manual_seed(0)
     model = SpanQA(minilm_encoder("cpu"))                   # an untrained head: any scores do
-    questions, passages = [x.question for x in examples[:4]], [x.passage for x in examples[:4]]
+    questions = ["Who repaired the paintings?", "Where is the graupel?", "What forms?"]
+    passages = ["Rosa repaired nine paintings in Buenos Aires.",
+                "Drizzle, rain, sleet, snow, graupel and hail.", "Precipitation forms."]
     for result, passage in zip(answer_questions(model, tokenizer, questions, passages,
-                                                max_length), passages, strict=True):
-        where = result["passage_mask"].nonzero().flatten().tolist()
-        s, e = brute_force(result["start_scores"][where].tolist(),
-                           result["end_scores"][where].tolist(), max_length)
-        assert (result["start"], result["end"]) == (where[s], where[e])
-        assert result["answer"] in passage
+                                                brute_force, max_words), passages, strict=True):
+        tokens, where = result["tokens"], result["passage_mask"].nonzero().flatten().tolist()
+        # the span starts at a word's first piece and ends at a word's last piece
+        assert not tokens[result["start"]].startswith("##")
+        assert result["end"] == where[-1] or not tokens[result["end"] + 1].startswith("##")
+        assert result["answer"] in passage and len(result["answer"].split()) <= max_words
+        # and it is the best such span of the word scores
+        starts = [t for t in where if not tokens[t].startswith("##")]
+        ends = [t for t in where if t == where[-1] or not tokens[t + 1].startswith("##")]
+        s, e = brute_force(result["start_scores"][starts].tolist(),
+                           result["end_scores"][ends].tolist(), max_words)
+        assert (result["start"], result["end"]) == (starts[s], ends[e])
 
 
 def test_answer_questions_rejects_a_length_below_one(tokenizer):
-    with pytest.raises(ValueError, match="max_length"):
-        answer_questions(SpanQA(minilm_encoder("cpu")), tokenizer, ["Who?"], ["Anna."], 0)
+    with pytest.raises(ValueError, match="max_words"):
+        answer_questions(SpanQA(minilm_encoder("cpu")), tokenizer, ["Who?"], ["Anna."],
+                         brute_force, 0)
 
 
 def test_generated_answers_are_spans_of_their_passages_and_the_questions_vary():
@@ -114,7 +123,8 @@ def test_a_short_training_lowers_the_loss_and_trains_only_the_top(tokenizer, exa
     bottom_now, top_now = (list(model.encoder.blocks[k].parameters()) for k in (0, 5))
     assert all(torch.equal(a, b) for a, b in zip(frozen, bottom_now, strict=True))
     assert not all(torch.equal(a, b) for a, b in zip(top, top_now, strict=True))
-    results = answer_questions(model, tokenizer, [examples[0].question], [examples[0].passage])
+    results = answer_questions(model, tokenizer, [examples[0].question], [examples[0].passage],
+                               brute_force)
     assert results[0]["answer"] in examples[0].passage
     assert results[0]["start"] <= results[0]["end"]
 
