@@ -157,6 +157,17 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
+# Exercise 6's given function: its mask is "I am good"'s 3 x 3 and its scale √d_model.
+GIVEN_CAUSAL_ATTENTION = """
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ K.T / math.sqrt(X.shape[1])
+    future = torch.tensor([[False, True, True], [False, False, True], [False, False, False]],
+                          device=X.device)
+    alpha = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    return alpha @ V, alpha
+"""
+
 WRONG = {
     "forgets_sqrt_dk": {
         **written(by_hand_answers(sentence_of("forgets_sqrt_dk"), scale=1.0), *BY_HAND),
@@ -206,6 +217,8 @@ WRONG = {
                         **mexican("another.id")},
     # the scale forgotten in a loop, one query at a time: the visible check names it
     "loop_forgets_sqrt_dk": {"causal_attention": LOOP_WITHOUT_SCALE},
+    # exercise 6's given function handed in as it is: right on the visible example only
+    "hands_in_the_given_function": {"causal_attention": GIVEN_CAUSAL_ATTENTION},
     "calls_the_library": {
         "causal_softmax": TWIN_CAUSAL_SOFTMAX,
         "causal_attention": TWIN_CAUSAL_ATTENTION,
