@@ -28,7 +28,7 @@ K (the notation's likely slip) give other weights than its columns.
 import math
 from dataclasses import dataclass
 
-from .student import HOW_TO_SET_THE_ID, OwnNumbers, student_id
+from .student import HOW_TO_SET_THE_ID, OwnNumbers, id_note, student_id
 
 __all__ = ["D_K", "FOODS", "VALUE_ROWS", "WORKED_EXAMPLE", "OwnMenu", "OwnSentence", "menu_of",
            "own_menu", "own_sentence", "sentence_of"]
@@ -43,9 +43,10 @@ SPREAD = (1, 4)  # the largest score minus the smallest
 def _whose(student: str | None) -> str:
     """The first line of a printout: the id the numbers are for, or why they count for no one."""
     if student is None:
-        return ("No student id is set (neither COURSE_STUDENT nor JUPYTERHUB_USER), so these\n"
-                "are DEMONSTRATION numbers: answers worked from them will NOT count when\n"
-                f"your work is graded, and the checks refuse them.\n{HOW_TO_SET_THE_ID}\n")
+        note = id_note()
+        return ("No student id is set, so these are DEMONSTRATION numbers: answers worked\n"
+                "from them will NOT count when your work is graded, and the checks refuse them.\n"
+                + (f"{note}\n" if note else "") + f"{HOW_TO_SET_THE_ID}\n")
     return f"Student id: {student}\n"
 
 

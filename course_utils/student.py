@@ -3,11 +3,17 @@
 Exercises whose answer is a number worked out by hand give each student inputs of their
 own, so that two students' right answers differ and a copied number scores 0.
 
-* :func:`student_id` is the student whose work the kernel runs: ``COURSE_STUDENT`` (the
-  grader sets it to the submission's student; ``COURSE_STUDENT=<id> make lab`` for a
-  student working on their own machine), else ``JUPYTERHUB_USER`` (set on the course
-  server). ``None`` when neither is set: the notebook then works with demonstration
-  numbers, which count for no one.
+* :func:`student_id` is the student whose work the kernel runs, the first of:
+  ``COURSE_STUDENT`` in the environment the kernel started with (the grader sets it to the
+  submission's student; ``COURSE_STUDENT=<id> make lab`` on a student's machine);
+  ``JUPYTERHUB_USER`` there (the course server's login), unless a hub made the name up for
+  the session (Binder: ``BINDER_*`` variables, or the Docker stacks' ``jovyan``); the id the
+  notebook set with :func:`use_id` (Colab, Binder, any machine). ``None`` when there is
+  none: the notebook then works with demonstration numbers, which count for no one.
+  An id from the kernel's environment wins over the notebook's, so a submission is graded
+  for its submitter whatever its cell says; :func:`use_id` says so when the two differ,
+  and the grader flags a notebook that sets another id than its submitter's
+  (``grader.integrity.own_numbers``, which reads the call's id from the notebook).
 * :class:`OwnNumbers` draws small integers from a student's id: SHAKE-256 of the id and of
   what the numbers are for, read a byte at a time, so every machine and every Python
   version draws the same (Python's ``hash()`` and ``random`` promise neither).
@@ -21,19 +27,27 @@ import hashlib
 import os
 from collections.abc import Mapping
 
-__all__ = ["HOW_TO_SET_THE_ID", "STUDENT_VARIABLES", "OwnNumbers", "own_seed", "seed_of",
-           "student_id"]
+__all__ = ["HOW_TO_SET_THE_ID", "PLACEHOLDER", "STUDENT_VARIABLES", "OwnNumbers", "id_note",
+           "own_seed", "seed_of", "show_id", "student_id", "use_id"]
 
-# Where the id comes from, the first set one wins.
+# Where the id comes from in the kernel's environment, the first set one wins.
 STUDENT_VARIABLES = ("COURSE_STUDENT", "JUPYTERHUB_USER")
+HUB_USER = "JUPYTERHUB_USER"
+# A hub's name made up for the session, not a student's: Binder sets BINDER_* variables
+# (BINDER_LAUNCH_HOST, BINDER_REPO_URL, ...); the Docker stacks' user is jovyan.
+GENERATED_NAMES = ("jovyan",)
+GENERATED_PREFIX = "BINDER_"
+# The id cell's text before the student edits it (notebook 04).
+PLACEHOLDER = "<your id>"
 # What a student without an id reads (the sentence of notebook 04, its checks).
-HOW_TO_SET_THE_ID = """\
-On the course server your id is set for you. On your own machine, quit JupyterLab and
-start it again with your id:
-    COURSE_STUDENT=<your id> make lab                                (Linux, macOS, WSL)
-    $env:COURSE_STUDENT = "<your id>"; jupyter lab notebooks         (Windows PowerShell)
-    set COURSE_STUDENT=<your id>   and then   jupyter lab notebooks  (Windows Command Prompt)"""
+HOW_TO_SET_THE_ID = f"""\
+On the course server your id is set for you. Anywhere else (your own machine, Colab,
+Binder), set it in the notebook: in the cell under "Your student id", write
+    student.use_id("{PLACEHOLDER}")
+with the id your course grades you under in place of {PLACEHOLDER}, and run the notebook
+again from the top."""
 
+_recorded: str | None = None  # the id the notebook set (use_id)
 
 
 def starting_environment() -> Mapping[str, str]:
@@ -50,17 +64,79 @@ def starting_environment() -> Mapping[str, str]:
             for name, value in entries}
 
 
+def _from_environment(environment: Mapping[str, str]) -> tuple[str | None, str]:
+    """(the id the environment gives, or None; where it comes from, or why a hub's name
+    was passed over: "" when there is nothing to say)."""
+    value = environment.get("COURSE_STUDENT", "").strip()
+    if value:
+        return value, "COURSE_STUDENT"
+    hub_user = environment.get(HUB_USER, "").strip()
+    if not hub_user:
+        return None, ""
+    if hub_user in GENERATED_NAMES or any(name.startswith(GENERATED_PREFIX)
+                                          for name in environment):
+        return None, (f"{HUB_USER} is {hub_user!r}, a name the hub made up for this session "
+                      "(Binder), not your student id: it is not used")
+    return hub_user, f"{HUB_USER}, the course server's login"
+
+
 def student_id(environment: Mapping[str, str] | None = None) -> str | None:
     """The id of the student whose work this is (see the module's docstring), or None.
 
     ``environment`` defaults to the one the process was started with."""
     if environment is None:
         environment = starting_environment()
-    for variable in STUDENT_VARIABLES:
-        value = environment.get(variable, "").strip()
-        if value:
-            return value
-    return None
+    return _from_environment(environment)[0] or _recorded
+
+
+def use_id(student: str) -> None:
+    """Set the id of the student whose work this notebook is, where none came with the
+    kernel (Colab, Binder, a machine started without ``COURSE_STUDENT``): the numbers of
+    the cells after it follow it. An id in the kernel's environment wins; then this says
+    so, and which id the numbers follow."""
+    global _recorded
+    if not isinstance(student, str):
+        raise TypeError(f"use_id takes your student id as a string, in quotes: "
+                        f'student.use_id("s1234567"); got {type(student).__name__}')
+    chosen = student.strip()
+    if not chosen or chosen == PLACEHOLDER:
+        raise ValueError(f"use_id got {student!r}: write your student id between the quotes, "
+                         f"in place of {PLACEHOLDER}")
+    if not chosen.isprintable():
+        raise ValueError(f"use_id got {student!r}: a student id is one line of printable "
+                         "characters")
+    _recorded = chosen
+    show_id()
+
+
+def id_note(environment: Mapping[str, str] | None = None) -> str:
+    """Where the id of :func:`student_id` comes from, in a line or two ("" for none)."""
+    if environment is None:
+        environment = starting_environment()
+    from_environment, where = _from_environment(environment)
+    if from_environment is None:
+        if _recorded is not None:
+            return "(set in this notebook, with student.use_id)"
+        return where
+    note = f"(from {where}, set when this kernel started)"
+    if _recorded is not None and _recorded != from_environment:
+        note += (f"\nThe id set in this notebook, {_recorded!r}, is NOT used: the kernel's "
+                 "wins. Your work is graded\nunder the id you submit as; if that is not "
+                 f"{from_environment!r}, ask your TA.")
+    return note
+
+
+def show_id() -> None:
+    """Print the id the numbers follow and where it comes from, or how to set one."""
+    student = student_id()
+    if student is None:
+        print("No student id is set: the numbers below are DEMONSTRATION numbers, which "
+              "count for no one.")
+        if id_note():
+            print(id_note())
+        print(HOW_TO_SET_THE_ID)
+    else:
+        print(f"Student id: {student}\n{id_note()}")
 
 
 class OwnNumbers:

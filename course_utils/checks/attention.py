@@ -36,7 +36,7 @@ MISTAKES = {
     "divide_by_dk": "you divided by d_k instead of √d_k",
     "query_axis": QUERY_AXIS,
     "diagonal_masked": "you masked the diagonal as well (j ≥ i): position i must still see "
-    "itself, so mask only j > i",
+    "itself; look at which diagonal your mask starts from",
     "no_mask": "you did not apply the causal mask: position i must not see any j > i",
     "unwanted_mask": "you applied a causal mask, but this is full (bidirectional) attention",
     "past_masked": "you masked the past instead of the future: keep j ≤ i, hide j > i",
@@ -45,11 +45,11 @@ MISTAKES = {
     "did you multiply by the keys or the queries instead of the values?",
     "embeddings_weighted": "the weights are right but the output is α X: weight the values "
     "V = X W_V, not the embeddings",
-    "not_renormalised": "you zeroed the entries j > i after a softmax over every key, so the "
-    "rows no longer sum to 1: mask the scores (−∞) before the softmax, which then "
-    "renormalises over j ≤ i",
-    "masked_with_zero": "you set the masked scores to 0 instead of −∞: e^0 = 1 still counts "
-    "in the softmax; use −∞ (or a very negative number such as −1e9)",
+    "not_renormalised": "you zeroed the entries j > i after a softmax over every key: the "
+    "rows no longer sum to 1, and the future still counts in each row's denominator; look at "
+    "which keys your softmax runs over",
+    "masked_with_zero": "you set the masked scores to 0: e^0 = 1, so the hidden keys still "
+    "get weight; look at the value you give a masked score, and at what e^x of it must be",
     "column_vectors": "you computed W xᵢ (column vectors) instead of xᵢ W: with the tokens as "
     "the rows of X, the projections are Q = X W_Q, K = X W_K, V = X W_V",
     "swapped_outputs": "you returned (alpha, a): return the outputs first, (a, alpha)",

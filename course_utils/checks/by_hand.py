@@ -59,10 +59,10 @@ NOT_YOURS = ("these are the scores of the worked example (the lectures' sentence
 # decimal (α₃: 3 weights to 3 decimals; the menu: 4 weights to 3 decimals).
 SUM_TOLERANCE = {"alpha_3_by_hand": 0.002, "mexican_weights": 0.0025}
 FOOD_MISTAKES = {
-    "equal_weights": "you gave every food the same weight: weight each food's value by its "
-    "attention weight P(k_n | q)",
-    "top_food": "you took the values of the most Mexican food alone: attention averages every "
-    "food's value, each with its weight",
+    "equal_weights": "you gave every food the same weight: look at what multiplies each "
+    "food's value in the lecture's v_q",
+    "top_food": "you took the values of the most Mexican food alone: look at which foods the "
+    "sum of the lecture's v_q runs over",
 }
 GRADED = ("one of the two answers is off, and this check cannot tell which: both are "
           "graded against your own sentence when your work is graded")

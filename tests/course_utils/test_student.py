@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
+from course_utils import student as student_module
 from course_utils.by_hand import WORKED_EXAMPLE, sentence_of
-from course_utils.student import OwnNumbers, student_id
+from course_utils.student import OwnNumbers, student_id, use_id
 from tests.benchmarks.bench_by_hand import chance_matches
 from tests.grading_cases.alpha3_by_hand import by_hand_answers
 
@@ -18,7 +19,7 @@ def run_python(code: str, **environment: str) -> str:
     """What ``code`` prints in a fresh interpreter started with ``environment`` added
     (and the ids of the caller's environment removed)."""
     env = {name: value for name, value in os.environ.items()
-           if name not in ("COURSE_STUDENT", "JUPYTERHUB_USER")}
+           if name not in ("COURSE_STUDENT", "JUPYTERHUB_USER") and not name.startswith("BINDER_")}
     done = subprocess.run([sys.executable, "-c", code], env=env | environment,
                           capture_output=True, text=True, check=True)
     return done.stdout
@@ -35,9 +36,72 @@ def dot_products(sentence) -> list[float]:
     ({"COURSE_STUDENT": "  ", "JUPYTERHUB_USER": " bob\n"}, "bob"),
     ({"COURSE_STUDENT": ""}, None),
     ({}, None),
+    # a hub's name made up for the session is no student's id
+    ({"JUPYTERHUB_USER": "jovyan"}, None),
+    ({"JUPYTERHUB_USER": "course-repo-8zq1x", "BINDER_LAUNCH_HOST": "https://mybinder.org/"},
+     None),
+    ({"COURSE_STUDENT": "ada", "BINDER_REPO_URL": "https://github.com/x/y"}, "ada"),
 ])
-def test_the_id_comes_from_the_grader_or_the_course_server(environment, expected):
+def test_the_id_comes_from_the_grader_or_the_course_server(environment, expected, monkeypatch):
+    monkeypatch.setattr(student_module, "_recorded", None)
     assert student_id(environment) == expected
+
+
+@pytest.fixture
+def no_recorded_id(monkeypatch):
+    monkeypatch.setattr(student_module, "_recorded", None)
+
+
+@pytest.mark.parametrize("bad, error, message", [
+    (None, TypeError, "as a string, in quotes"),
+    (1234567, TypeError, "got int"),
+    ("", ValueError, "between the quotes"),
+    ("   ", ValueError, "between the quotes"),
+    ("<your id>", ValueError, "in place of <your id>"),
+    ("ada\nbob", ValueError, "one line of printable characters"),
+])
+def test_use_id_refuses_what_is_not_an_id(bad, error, message, no_recorded_id):
+    with pytest.raises(error, match=message):
+        use_id(bad)
+    assert student_module._recorded is None
+
+
+def test_the_id_set_in_the_notebook_is_used_where_the_kernel_brought_none(no_recorded_id,
+                                                                          capsys):
+    use_id("  ada ")
+    assert student_id({}) == "ada"
+    assert capsys.readouterr().out.startswith("Student id: ada\n")
+    # on Binder, the hub's made-up name gives way to it
+    assert student_id({"JUPYTERHUB_USER": "jovyan", "BINDER_REQUEST": "v2/gh/x/y"}) == "ada"
+    # the kernel's id wins: the grader's, the course server's
+    assert student_id({"COURSE_STUDENT": "bob"}) == "bob"
+    assert student_id({"JUPYTERHUB_USER": "bob"}) == "bob"
+
+
+def test_the_numbers_follow_the_id_set_in_the_notebook():
+    code = ("from course_utils import student\nfrom course_utils.by_hand import own_sentence\n"
+            "student.use_id('ada')\nprint(own_sentence())")
+    printed = run_python(code)
+    assert printed.startswith("Student id: ada\n(set in this notebook")
+    assert printed.endswith(str(sentence_of("ada")) + "\n")
+
+
+def test_an_id_the_kernel_started_with_wins_and_use_id_says_so():
+    code = ("from course_utils import student\nstudent.use_id('ada')\n"
+            "print(student.student_id())")
+    printed = run_python(code, COURSE_STUDENT="bob")
+    assert printed.startswith("Student id: bob\n(from COURSE_STUDENT")
+    assert "'ada', is NOT used" in printed and printed.endswith("bob\n")
+    assert "NOT used" not in run_python(code, COURSE_STUDENT="ada")
+
+
+def test_a_hubs_made_up_name_is_passed_over_and_the_printout_says_so():
+    code = "from course_utils import student\nstudent.show_id()"
+    printed = run_python(code, JUPYTERHUB_USER="course-repo-8zq1x",
+                         BINDER_LAUNCH_HOST="https://mybinder.org/")
+    assert "No student id is set" in printed and "DEMONSTRATION" in printed
+    assert "'course-repo-8zq1x', a name the hub made up" in printed
+    assert 'student.use_id("<your id>")' in printed
 
 
 def test_the_id_is_the_one_the_kernel_was_started_with_not_one_set_later():
@@ -165,8 +229,8 @@ def test_without_an_id_every_check_fails_and_says_how_to_set_one():
         for name in CHECKS:
             message = outcome[f"{whose} {name}"]
             assert "no student id is set" in message and "DEMONSTRATION" in message, message
-            assert "score 0" in message and "COURSE_STUDENT=<your id> make lab" in message
-            assert "$env:COURSE_STUDENT" in message and "course server" in message
+            assert "score 0" in message and 'student.use_id("<your id>")' in message
+            assert "course server" in message
 
 
 def test_course_utils_holds_no_code_that_works_the_numbers_out():

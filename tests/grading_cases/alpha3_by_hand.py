@@ -157,6 +157,17 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
+# Exercise 6's given function: its mask is "I am good"'s 3 x 3 and its scale √d_model.
+GIVEN_CAUSAL_ATTENTION = """
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ K.T / math.sqrt(X.shape[1])
+    future = torch.tensor([[False, True, True], [False, False, True], [False, False, False]],
+                          device=X.device)
+    alpha = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    return alpha @ V, alpha
+"""
+
 WRONG = {
     "forgets_sqrt_dk": {
         **written(by_hand_answers(sentence_of("forgets_sqrt_dk"), scale=1.0), *BY_HAND),
@@ -201,8 +212,13 @@ WRONG = {
     # right numbers of the id the student worked under, not the one graded (WORKED_FOR)
     "uses_another_id": {**written(by_hand_answers(sentence_of("uses.another.id")), *BY_HAND),
                         **mexican("uses.another.id")},
+    # ... and the same, worked under an id set in the notebook's id cell (SETS_ID)
+    "sets_another_id": {**written(by_hand_answers(sentence_of("another.id")), *BY_HAND),
+                        **mexican("another.id")},
     # the scale forgotten in a loop, one query at a time: the visible check names it
     "loop_forgets_sqrt_dk": {"causal_attention": LOOP_WITHOUT_SCALE},
+    # exercise 6's given function handed in as it is: right on the visible example only
+    "hands_in_the_given_function": {"causal_attention": GIVEN_CAUSAL_ATTENTION},
     "calls_the_library": {
         "causal_softmax": TWIN_CAUSAL_SOFTMAX,
         "causal_attention": TWIN_CAUSAL_ATTENTION,
@@ -212,10 +228,14 @@ WRONG = {
 # A wrong id is not wrong arithmetic: {student: the id their numbers were worked for}. The
 # sentence's cell printed that id (PRINTED), and grader.integrity.own_numbers proves from the
 # numbers that they are its: "cell ...: numbers worked for id uses.another.id, submitted as ...".
-WORKED_FOR = {"uses_another_id": "uses.another.id"}
+WORKED_FOR = {"uses_another_id": "uses.another.id", "sets_another_id": "another.id"}
 # What a cell printed when the student ran it: {student: {how the cell's code starts: text}}.
-PRINTED = {student: {"yours = own_sentence()": str(sentence_of(worked_for))}
-           for student, worked_for in WORKED_FOR.items()}
+PRINTED = {"uses_another_id": {"yours = own_sentence()": str(sentence_of("uses.another.id"))}}
+# The id a student set in the notebook's id cell, student.use_id("..."): {student: id}. The
+# grading kernel starts with the submitter's id, which wins, so numbers worked for another id
+# score 0; grader.integrity.own_numbers reads the call and flags both ids. A student who sets
+# their own id gets full marks (CORRECT) and no flag.
+SETS_ID = {"sets_another_id": "another.id", "sets_own_id": "sets_own_id"}
 
 # --- correct alternatives: full marks on every test cell --------------------------------
 
@@ -292,7 +312,19 @@ def causal_attention(X, W_Q, W_K, W_V):
 ARRAYS_AND_LISTS = by_hand_answers(sentence_of("arrays_and_lists"))
 ARRAYS_MENU = mexican_answers(menu_of("arrays_and_lists"))
 
+# Exercise 5's lecture algorithm fixed where it went wrong: each kept row divided by its sum,
+# the same as a softmax over j <= i (exact for the hidden tests' large scores too).
+RENORMALISED = """
+def causal_softmax(s):
+    n = s.shape[-1]
+    kept = torch.softmax(s, dim=-1) * torch.ones(n, n, device=s.device).tril()
+    return kept / kept.sum(dim=-1, keepdim=True)
+"""
+
 CORRECT = {
+    # their id set in the notebook's id cell (SETS_ID), their own numbers: full marks
+    "sets_own_id": {**written(by_hand_answers(sentence_of("sets_own_id")), *BY_HAND),
+                    **mexican("sets_own_id"), "causal_softmax": RENORMALISED},
     "numpy_minus_1e9_loops": {
         **numpy_lookup("numpy_minus_1e9_loops"),
         "causal_softmax": STABLE_SOFTMAX_MINUS_1E9,

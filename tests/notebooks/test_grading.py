@@ -36,6 +36,7 @@ from tests.support.nbgrader_course import (
 pytestmark = pytest.mark.notebook
 
 CASES = all_cases()
+ID_CALL = '# student.use_id("<your id>")'  # 04's id cell, as released
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", flags=re.S)
 
 
@@ -83,6 +84,18 @@ def record_printout(course, assignment, student, printed: dict[str, str]) -> Non
     nbformat.write(notebook, path)
 
 
+def record_id(course, assignment, student, chosen: str) -> None:
+    """Edit ``student``'s submitted notebook as a student sets their id in it: the id cell's
+    call ``student.use_id`` uncommented, ``chosen`` written in (``SETS_ID``)."""
+    path = course.folder("submitted", student, assignment) / f"{assignment}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    edited = [cell for cell in notebook.cells if cell.cell_type == "code"
+              and ID_CALL in cell.source]
+    assert len(edited) == 1, f"{assignment} should have one id cell holding {ID_CALL}"
+    edited[0].source = edited[0].source.replace(ID_CALL, f'student.use_id("{chosen}")')
+    nbformat.write(notebook, path)
+
+
 def solution_notebook(assignment):
     return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
 
@@ -112,6 +125,8 @@ def graded(course, assignments) -> Course:
                    added, first)
         for student, printed in getattr(CASES[assignment], "PRINTED", {}).items():
             record_printout(course, assignment, student, printed)
+        for student, chosen in getattr(CASES[assignment], "SETS_ID", {}).items():
+            record_id(course, assignment, student, chosen)
     # Without the self-check (grader.scoring.selfcheck, tests/grader/scoring/): it would grade
     # each instructor's solution once more to assert what the student "solution" asserts
     # here, full marks through the same worker (8 more notebooks, 40 s on 2 cores).
@@ -234,6 +249,20 @@ def test_numbers_worked_for_another_id_are_flagged_with_both_ids(graded, assignm
             for grade_id in CASES[assignment].WRONG[student]:
                 flag = f"cell {grade_id}: numbers worked for id {worked_for}, submitted as "
                 assert flag + student in rows[student, assignment]["flags"], (student, grade_id)
+
+
+def test_the_grader_reads_the_id_a_notebook_sets(graded, assignments, tmp_path):
+    """A notebook that sets its submitter's id is not flagged; one that sets another id is,
+    with both ids (its numbers score 0: test_a_wrong_answer_loses_its_own_points...)."""
+    rows = grade_rows(graded, tmp_path)
+    for assignment in assignments:
+        for student, chosen in getattr(CASES[assignment], "SETS_ID", {}).items():
+            flags = rows[student, assignment]["flags"]
+            if chosen == student:
+                assert flags == "", (student, flags)
+            else:
+                assert (f"the notebook sets id {chosen} (student.use_id), submitted as "
+                        f"{student}") in flags, (student, flags)
 
 
 def test_feedback_shows_score_and_test_messages_but_no_hidden_test_code(graded, cells,

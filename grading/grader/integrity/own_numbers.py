@@ -9,9 +9,15 @@ what the score alone cannot, among the flags of :func:`grader.scoring.autograde.
 ``cell alpha_3_by_hand: numbers worked for id X, submitted as Y``
     The numbers are proved right for X's sentence and wrong for Y's: a student who worked
     under the wrong id (a typo, their login instead of the LMS's id) or the demonstration's
-    numbers ("no id"). The candidates for X are the ids the notebook printed with its
-    sentence ("Student id: X", the record of whose numbers they are), so a printout alone
-    proves nothing: the numbers must fit.
+    numbers ("no id"). The candidates for X are the ids the notebook set (``use_id``) or
+    printed with its sentence ("Student id: X", the record of whose numbers they are), so
+    a record alone proves nothing: the numbers must fit.
+``the notebook sets id X (student.use_id), submitted as Y``
+    The id cell of the notebook (``course_utils.student.use_id("X")``, read from its
+    source: the call's id written as a string) names another id than the submitter's. The
+    graded kernel's numbers follow the submitter's id (the grader starts it with
+    ``COURSE_STUDENT``, which wins over the notebook's), so numbers worked for X score 0
+    and X is among the candidates of the flag above.
 ``cell alpha_3_by_hand line 2: reaches the course's code that computes its numbers: ...``
     A by-hand answer is numbers, or arithmetic on the printed sentence; a line that imports
     from ``course_utils`` or the grader, uses the notebook's ``checks`` or calls
@@ -35,16 +41,24 @@ DEMONSTRATION = None  # the id of the numbers drawn when none is set
 REACHES = "reaches the course's code that computes its numbers"
 COURSE_PACKAGES = ("course_utils", "grader")
 CHECKS_NAME = "checks"  # the notebook's `from course_utils import checks`
+SETS_THE_ID = "use_id"  # course_utils.student.use_id("X"), the notebook's id cell
 
 
 def flags(submission: Submission) -> list[str]:
     """The flags of ``submission``'s by-hand answer cells (see the module's docstring)."""
     found = []
-    printed = printed_ids(submission.notebook)
-    for grade_id, source in by_hand_answers(submission.notebook).items():
+    answers = by_hand_answers(submission.notebook)
+    recorded = recorded_ids(submission.notebook)
+    if answers:
+        found += [f"the notebook sets id {student} (student.use_id), submitted as "
+                  f"{submission.student}" for student in recorded
+                  if student != submission.student]
+    candidates = recorded + [student for student in printed_ids(submission.notebook)
+                             if student not in recorded]
+    for grade_id, source in answers.items():
         found += [f"cell {grade_id} line {line}: {REACHES}: {code}"
                   for line, code in reaching_lines(source)]
-        worked_for = whose_numbers(grade_id, source, submission.student, printed)
+        worked_for = whose_numbers(grade_id, source, submission.student, candidates)
         if worked_for is not None:
             found.append(f"cell {grade_id}: numbers worked for {worked_for}, submitted as "
                          f"{submission.student}")
@@ -67,6 +81,29 @@ def printed_ids(notebook: NotebookNode) -> list[str]:
             text = "".join(text) if isinstance(text, list) else text
             ids += [match["id"] for match in PRINTED_ID.finditer(text)
                     if match["id"] not in ids]
+    return ids
+
+
+def recorded_ids(notebook: NotebookNode) -> list[str]:
+    """The ids the notebook's code sets with ``use_id("X")`` (``student.use_id`` or a bare
+    ``use_id``, its id a string), in order, once each: the record of whose work it is."""
+    ids = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)):
+                continue
+            name = getattr(node.func, "attr", getattr(node.func, "id", None))
+            student = node.args[0].value.strip()
+            if name == SETS_THE_ID and student and student not in ids:
+                ids.append(student)
     return ids
 
 
@@ -118,13 +155,14 @@ def assigned_numbers(grade_id: str, source: str) -> list | None:
 
 
 def whose_numbers(grade_id: str, source: str, submitter: str,
-                  printed: list[str]) -> str | None:
+                  candidates: list[str]) -> str | None:
     """"id X" (or "no id (the demonstration's)") when the numbers of the answer are right
-    for X's sentence, X one of the ``printed`` ids, and not for ``submitter``'s; else None."""
+    for X's sentence, X one of the ``candidates`` (the ids the notebook set or printed),
+    and not for ``submitter``'s; else None."""
     numbers = assigned_numbers(grade_id, source)
     if numbers is None or right_for(grade_id, numbers, submitter):
         return None
-    for candidate in [*printed, DEMONSTRATION]:
+    for candidate in [*candidates, DEMONSTRATION]:
         if candidate != submitter and right_for(grade_id, numbers, candidate):
             return "no id (the demonstration's)" if candidate is None else f"id {candidate}"
     return None

@@ -114,7 +114,7 @@ def test_an_unfilled_skeleton_is_named():
     ("wrong", "words"),
     [
         (softmax_with(SCORES) * KEEP, "zeroed the entries j > i after a softmax"),
-        (softmax_with(SCORES.masked_fill(~KEEP, 0.0)), "set the masked scores to 0 instead of −∞"),
+        (softmax_with(SCORES.masked_fill(~KEEP, 0.0)), r"set the masked scores to 0: e\^0 = 1"),
     ],
 )
 def test_masking_after_the_softmax_or_with_zero_is_named(wrong, words):

@@ -6,18 +6,24 @@ import pytest
 
 from course_utils.by_hand import sentence_of
 from grader.intake.submissions import Submission
-from grader.integrity.own_numbers import assigned_numbers, flags
+from grader.integrity.own_numbers import assigned_numbers, flags, recorded_ids
 from tests.grading_cases.alpha3_by_hand import BY_HAND, by_hand_answers, written
 
 ASSIGNMENT = "04_alpha3_by_hand"
 
 
-def submission(student: str, answers: dict[str, str], printed: str = "") -> Submission:
-    """``student``'s notebook: a cell that printed ``printed``, then the answer cells."""
+ID_CELL = 'from course_utils import student\n\n# student.use_id("<your id>")\nstudent.show_id()'
+
+
+def submission(student: str, answers: dict[str, str], printed: str = "",
+               id_cell: str = ID_CELL) -> Submission:
+    """``student``'s notebook: the id cell, a cell that printed ``printed``, then the
+    answer cells."""
     shown = nbformat.v4.new_code_cell("print(yours)", outputs=[
         nbformat.v4.new_output("stream", name="stdout", text=printed)])
-    cells = [shown] + [nbformat.v4.new_code_cell(code, metadata={"nbgrader": {
-        "grade_id": grade_id, "solution": True, "grade": False, "locked": False}})
+    marks = {"solution": True, "grade": False, "locked": False}
+    cells = [nbformat.v4.new_code_cell(id_cell), shown] + [nbformat.v4.new_code_cell(
+        code, metadata={"nbgrader": {"grade_id": grade_id, **marks}})
         for grade_id, code in answers.items()]
     return Submission(student, ASSIGNMENT, notebook=nbformat.v4.new_notebook(cells=cells))
 
@@ -36,6 +42,31 @@ def test_the_demonstrations_numbers_are_flagged_as_worked_for_no_id():
     found = flags(submission("ada", numbers_of(None), printed=str(sentence_of(None))))
     assert found == [f"cell {grade_id}: numbers worked for no id (the demonstration's), "
                      "submitted as ada" for grade_id in BY_HAND]
+
+
+def sets_id(student: str) -> str:
+    """The id cell as a student edits it: the call uncommented, their id written in."""
+    return ID_CELL.replace('# student.use_id("<your id>")', f'student.use_id("{student}")')
+
+
+def test_the_grader_reads_the_id_the_notebook_sets():
+    notebook = submission("ada", {}, id_cell=sets_id("Ada") + "\nuse_id('x')\nuse_id(name)"
+                          ).notebook
+    assert recorded_ids(notebook) == ["Ada", "x"]
+    assert recorded_ids(submission("ada", {}).notebook) == []  # the call left commented out
+
+
+def test_numbers_worked_for_the_id_the_notebook_sets_are_flagged_with_both_ids():
+    """No printout needed: the id cell is the record of whose numbers they are."""
+    found = flags(submission("ada", numbers_of("Ada"), id_cell=sets_id("Ada")))
+    assert found == ["the notebook sets id Ada (student.use_id), submitted as ada"] + [
+        f"cell {grade_id}: numbers worked for id Ada, submitted as ada" for grade_id in BY_HAND]
+
+
+def test_a_student_who_sets_their_own_id_in_the_notebook_is_not_flagged():
+    assert flags(submission("ada", numbers_of("ada"), id_cell=sets_id("ada"))) == []
+    assert flags(submission("ada", numbers_of("ada"), "Student id: ada\n",
+                            id_cell=sets_id(" ada "))) == []
 
 
 @pytest.mark.parametrize("answers, printed", [
