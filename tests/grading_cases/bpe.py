@@ -535,7 +535,7 @@ def merge_pair(corpus, pair):
     },
     # the same pasted into a code cell the student added after the answer, which only calls
     # it. The added cell is flagged beside its answer cell
-    # ("cell merge_pair (cell #12, added after it) matches ...").
+    # ("cell merge_pair (cell #14, added after it) matches ...").
     "pasted_into_an_added_cell": {
         "merge_pair": Cheat("""
 def merge_pair(corpus, pair):
