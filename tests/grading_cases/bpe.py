@@ -307,7 +307,8 @@ def my_merge(piece, ranks):
     return parts
 """
 
-# Exercise 4 with the student's own first two steps (a Counter keeps first-occurrence order).
+# Exercise 4 with the student's own count_pairs (a Counter keeps first-occurrence order) and
+# a merge of its own (this student's merge_pair joins strings, and the tokens are bytes).
 OWN_STEPS = """
 from collections import Counter
 
@@ -320,8 +321,17 @@ def train_bytes(text, k):
         pairs = count_pairs(chunks)
         best = max(pairs, key=pairs.get)
         ranks[best[0] + best[1]] = rank
-        chunks = merge_pair(chunks, best)
+        chunks = Counter({tuple(word_merge(list(word), best)): n for word, n in chunks.items()})
     return ranks
+
+
+def word_merge(tokens, pair):
+    i = 0
+    while i < len(tokens) - 1:
+        if tokens[i] == pair[0] and tokens[i + 1] == pair[1]:
+            tokens[i : i + 2] = [pair[0] + pair[1]]
+        i += 1
+    return tokens
 """
 
 DEFAULTDICT = """
