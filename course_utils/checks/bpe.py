@@ -7,8 +7,8 @@ properties, never from the exercises' algorithms written again:
   (``collections.Counter`` of the tokens that stand before, and after, another token);
 * a merge and the segmenter: Hugging Face ``tokenizers``' BPE model given the merges,
   which applies them by rank to the tokens of each word;
-* the vocabulary: the stated V, and what V must hold (the characters, then k tokens each
-  the concatenation of two tokens before it);
+* the byte-level learner: ``tiktoken``'s educational learner (``bpe_train``), with the
+  same pre-tokenizer and the same tie-break;
 * one chunk and the whole encoder: ``tiktoken``'s encoder of the ranks given.
 
 A mistake is named by the same library on other inputs (a word without ``"_"``,
@@ -27,7 +27,7 @@ from .guards import checked_plainly
 __all__ = [
     "check_pair_counts",
     "check_merged_corpus",
-    "check_bpe_vocabulary",
+    "check_train_bytes",
     "check_segmentation",
     "check_merge_chunk",
     "check_encode",
@@ -198,44 +198,46 @@ def check_segmentation(actual, word: str, merges: list, name: str = "segment_wor
     _fail(name, f"expected {expected}; got {actual}")
 
 
-# -- learn_vocabulary: the stated V and what V holds -----------------------------------------
+# -- train_bytes: tiktoken's educational learner ------------------------------------------
+
+
+def _learned_by_library(text: str, k: int, pattern: str) -> dict:
+    """tiktoken's educational byte-level learner: the ranks of k merges of ``text``, the
+    chunks cut by ``pattern``, ties to the pair counted first."""
+    from tiktoken._educational import bpe_train
+
+    return bpe_train(text, 256 + k, pattern, visualise=None)
 
 
 @checked_plainly
-def check_bpe_vocabulary(actual, corpus: dict, k: int, expected=None,
-                         name: str = "learn_vocabulary") -> None:
-    """Fail unless ``actual`` is V: the sorted characters of C, then k new tokens, each the
-    concatenation of two tokens before it, and the V the test states (``expected``)."""
-    _require(actual, list, name, "a list: V, the characters then the new tokens")
-    characters = sorted({token for word in corpus for token in word})
-    if expected is not None and actual == list(expected):
+def check_train_bytes(actual, text: str, k: int, name: str = "train_bytes") -> None:
+    """Fail unless ``actual`` is the ranks {token bytes: rank} that tiktoken's educational
+    learner (``tiktoken._educational.bpe_train``) learns from ``text`` in k merges, with
+    GPT-4's pre-tokenizer."""
+    _require(actual, dict, name, "a dict {token bytes: rank}")
+    actual = dict(actual)
+    expected = _learned_by_library(text, k, pre_tokenizer.CL100K_PATTERN)
+    if actual == expected:
         return
-    new = list(expected)[len(characters):] if expected is not None else None
-    if actual and all(isinstance(t, tuple) and len(t) == 2 for t in actual):
-        _fail(name, "return V (the tokens t_NEW), not the merged pairs (t_L, t_R)")
-    if new is not None and actual == new:
-        _fail(name, "V starts with all unique characters of C, then the new tokens follow")
-    if len(actual) != len(characters) + k:
-        _fail(name, f"V should have {len(characters)} characters + {k} new tokens = "
-                    f"{len(characters) + k} tokens; got {len(actual)}")
-    first = actual[: len(characters)]
-    if first != characters:
-        if sorted(first) == characters:
-            _fail(name, "start V with the unique characters in sorted order")
-        _fail(name, f"V starts with the unique characters of C, {characters}")
-    for at in range(len(characters), len(actual)):
-        token, before = actual[at], set(actual[:at])
-        if not any(token[:i] in before and token[i:] in before for i in range(1, len(token))):
-            _fail(name, f"V[{at}] = {token!r} is not the concatenation t_L + t_R of two tokens "
-                        "already in V")
-    if new is not None:
-        at = next(i for i, (a, e) in enumerate(zip(actual, expected, strict=False)) if a != e)
-        _fail(
-            name,
-            f"V[{at}] should be {expected[at]!r}; got {actual[at]!r}: is the pair you merge the "
-            "most frequent one, and among equally frequent pairs the one that occurs FIRST in C "
-            "(section 2's tie-break rule)?",
-        )
+    if not all(isinstance(token, bytes) for token in actual):
+        _fail(name, "every key is a token as bytes (b'er'), not text or a tuple of bytes")
+    if any(actual.get(bytes([b])) != b for b in range(256)):
+        _fail(name, "the ranks start with the 256 single bytes: bytes([b]) has rank b")
+    if len(actual) != 256 + k:
+        _fail(name, f"256 single bytes + {k} new tokens = {256 + k} ranks; got {len(actual)}")
+    if sorted(actual.values()) != list(range(256 + k)):
+        _fail(name, f"the new tokens get the ranks 256 to {255 + k}, one each, in the order "
+                    "learned")
+    if actual == _learned_by_library(text, k, WHOLE):
+        _fail(name, "a merge crossed a chunk boundary: cut the text into chunks with GPT-4's "
+                    "pattern first, and count pairs inside each chunk only")
+    yours = {rank: token for token, rank in actual.items()}
+    learned = {rank: token for token, rank in expected.items()}
+    rank = next(r for r in range(256, 256 + k) if yours[r] != learned.get(r))
+    _fail(name, f"rank {rank} should be {learned.get(rank)!r}; got {yours[rank]!r}: is each "
+                "merge the most frequent pair inside the chunks (a chunk counted as often as "
+                "it occurs), and among equally frequent pairs the one that occurs FIRST in the "
+                "text?")
 
 
 # -- merge_chunk and encode: tiktoken's encoder ----------------------------------------------

@@ -1,5 +1,6 @@
 """Byte-level BPE with GPT-4's pre-tokenizer, learned by Hugging Face ``tokenizers`` and
-run by ``tiktoken`` (notebook 03's section 7, and the language models of 06 and 09).
+run by ``tiktoken`` (the language models of 06 and 09; notebook 03's students write
+their own learner, and :func:`tokens` shows how an encoding cuts their text).
 
 Byte-level BPE learns merges on the UTF-8 bytes of the text: the initial vocabulary is
 the 256 possible bytes, so any text can be encoded and nothing is ever unknown. A regex

@@ -26,16 +26,21 @@ def merge_pair(corpus, pair):
     return merged
 """
 
-ALPHABETICAL_TIES = """
-def learn_vocabulary(corpus, k):
-    vocabulary = sorted({token for word in corpus for token in word})
+# Ties to the smallest pair (bytes compare as strings do), not the first in the text.
+SMALLEST_PAIR_TIES = """
+def train_bytes(text, k):
+    chunks = {}
+    for chunk in regex.findall(CL100K_PATTERN, text):
+        word = tuple(bytes([b]) for b in chunk.encode("utf-8"))
+        chunks[word] = chunks.get(word, 0) + 1
+    ranks = {bytes([b]): b for b in range(256)}
     for _ in range(k):
-        pairs = count_pairs(corpus)
+        pairs = count_pairs(chunks)
         best = max(pairs.values())
         t_left, t_right = min(pair for pair, count in pairs.items() if count == best)
-        vocabulary.append(t_left + t_right)
-        corpus = merge_pair(corpus, (t_left, t_right))
-    return vocabulary
+        ranks[t_left + t_right] = len(ranks)
+        chunks = merge_pair(chunks, (t_left, t_right))
+    return ranks
 """
 
 # Right on "lower" (the visible test), wrong on "owner" (hidden).
@@ -119,18 +124,12 @@ def merge_pair(corpus, pair):
         merged[word] = merged.get(word, 0) + count
     return merged
 """
-TWIN_LEARN_VOCABULARY = """
-from tokenizers import Tokenizer, models, trainers
+TWIN_TRAIN_BYTES = """
+from tiktoken._educational import bpe_train
 
 
-def learn_vocabulary(corpus, k):
-    characters = sorted({token for word in corpus for token in word})
-    tokenizer = Tokenizer(models.BPE())
-    trainer = trainers.BpeTrainer(vocab_size=len(characters) + k, show_progress=False)
-    tokenizer.train_from_iterator(["".join(word) for word, count in corpus.items()
-                                   for _ in range(count)], trainer=trainer)
-    learned = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
-    return characters + [token for token, _ in learned][len(characters):]
+def train_bytes(text, k):
+    return bpe_train(text, 256 + k, CL100K_PATTERN, visualise=None)
 """
 TWIN_MERGE_CHUNK = """
 from tiktoken.core import Encoding
@@ -160,13 +159,13 @@ WRONG = {
         "merge_chunk": LEFTMOST_PAIR,
         "encode": IGNORES_SPECIAL_TOKENS,
     },
-    "alphabetical_ties_no_pre_tokenizer": {
-        "learn_vocabulary": ALPHABETICAL_TIES,
+    "smallest_pair_ties_no_pre_tokenizer": {
+        "train_bytes": SMALLEST_PAIR_TIES,
         "encode": NO_PRE_TOKENIZER,
     },
     "calls_the_library_twins": {
         "merge_pair": TWIN_MERGE_PAIR,
-        "learn_vocabulary": TWIN_LEARN_VOCABULARY,
+        "train_bytes": TWIN_TRAIN_BYTES,
         "merge_chunk": TWIN_MERGE_CHUNK,
         "encode": TWIN_ENCODE,
     },
@@ -205,33 +204,30 @@ def merge_pair(corpus, pair):
     return merged
 """
 TIES_BY_POSITION = """
-def learn_vocabulary(corpus, k):
-    corpus = dict(corpus)
-    vocabulary = sorted(set().union(*corpus))
-    for _ in range(k):
+def train_bytes(text, k):
+    chunks = [list(chunk.encode()) for chunk in regex.findall(CL100K_PATTERN, text)]
+    chunks = [[bytes([b]) for b in chunk] for chunk in chunks]   # every chunk, repeats too
+    ranks = {bytes([b]): b for b in range(256)}
+    while len(ranks) < 256 + k:
         counts, first_seen, position = {}, {}, 0
-        for word, count in corpus.items():
-            for pair in zip(word, word[1:]):
-                counts[pair] = counts.get(pair, 0) + count
+        for chunk in chunks:
+            for pair in zip(chunk, chunk[1:]):
+                counts[pair] = counts.get(pair, 0) + 1
                 first_seen.setdefault(pair, position)
                 position += 1
         best = sorted(counts, key=lambda pair: (-counts[pair], first_seen[pair]))[0]
-        vocabulary.append(best[0] + best[1])
-        corpus = count_free_merge(corpus, best)
-    return vocabulary
+        ranks[best[0] + best[1]] = len(ranks)
+        chunks = [merge_in(chunk, best) for chunk in chunks]
+    return ranks
 
 
-def count_free_merge(corpus, pair):
-    joined = {}
-    for word, count in corpus.items():
-        out = list(word)
-        i = 0
-        while i < len(out) - 1:
-            if (out[i], out[i + 1]) == pair:
-                out[i : i + 2] = [out[i] + out[i + 1]]
-            i += 1
-        joined[tuple(out)] = joined.get(tuple(out), 0) + count
-    return joined
+def merge_in(chunk, pair):
+    out, i = list(chunk), 0
+    while i < len(out) - 1:
+        if (out[i], out[i + 1]) == pair:
+            out[i : i + 2] = [out[i] + out[i + 1]]
+        i += 1
+    return out
 """
 TUPLE_SEGMENTS = """
 def segment_word(word, merges):
@@ -311,25 +307,22 @@ def my_merge(piece, ranks):
     return parts
 """
 
-# Exercise 3 with the student's own first two steps (a Counter keeps first-occurrence order).
+# Exercise 4 with the student's own count_pairs (a Counter keeps first-occurrence order) and
+# a merge of its own (this student's merge_pair joins strings, and the tokens are bytes).
 OWN_STEPS = """
 from collections import Counter
 
 
-def learn_vocabulary(corpus, k):
-    vocabulary = sorted({token for word in corpus for token in word})
-    for _ in range(k):
-        pairs = Counter()
-        for word, count in corpus.items():
-            for pair in zip(word, word[1:]):
-                pairs[pair] += count
+def train_bytes(text, k):
+    chunks = Counter(tuple(bytes([b]) for b in chunk.encode("utf-8"))
+                     for chunk in regex.findall(CL100K_PATTERN, text))
+    ranks = {bytes([b]): b for b in range(256)}
+    for rank in range(256, 256 + k):
+        pairs = count_pairs(chunks)
         best = max(pairs, key=pairs.get)
-        vocabulary.append(best[0] + best[1])
-        merged = Counter()
-        for word, count in corpus.items():
-            merged[tuple(word_merge(list(word), best))] += count
-        corpus = dict(merged)
-    return vocabulary
+        ranks[best[0] + best[1]] = rank
+        chunks = Counter({tuple(word_merge(list(word), best)): n for word, n in chunks.items()})
+    return ranks
 
 
 def word_merge(tokens, pair):
@@ -421,7 +414,7 @@ CORRECT = {
     "counter_heap_and_find": {
         "count_pairs": COUNTER_MOST_COMMON,
         "merge_pair": SKIP_FLAG,
-        "learn_vocabulary": TIES_BY_POSITION,
+        "train_bytes": TIES_BY_POSITION,
         "segment_word": TUPLE_SEGMENTS,
         "merge_chunk": HEAP_MERGE,
         "encode": FIND_LOOP,
@@ -429,7 +422,7 @@ CORRECT = {
     "own_steps_for_the_learner": {
         "count_pairs": DEFAULTDICT,
         "merge_pair": SLICES,
-        "learn_vocabulary": OWN_STEPS,
+        "train_bytes": OWN_STEPS,
         "segment_word": INDEX_SEARCH,
         "merge_chunk": MIN_WITH_KEY,
         "encode": RECURSIVE,
@@ -449,20 +442,21 @@ def count_pairs(corpus):
             pairs[pair] = pairs.get(pair, 0) + count
     return pairs
 """,
-    "learn_vocabulary": """
-def learn_vocabulary(corpus, k):
-    vocabulary = sorted({token for word in corpus for token in word})
+    "train_bytes": """
+def train_bytes(text, k):
+    chunks = {}
+    for chunk in regex.findall(CL100K_PATTERN, text):
+        word = tuple(bytes([b]) for b in chunk.encode("utf-8"))
+        chunks[word] = chunks.get(word, 0) + 1
+    ranks = {bytes([b]): b for b in range(256)}
     for _ in range(k):
-        pairs = {}   # counted here: this student's count_pairs empties its corpus
-        for word, count in corpus.items():
-            for pair in zip(word, word[1:]):
-                pairs[pair] = pairs.get(pair, 0) + count
+        pairs = count_pairs(dict(chunks))   # this student's count_pairs empties its corpus
         t_left, t_right = max(pairs, key=pairs.get)
-        vocabulary.append(t_left + t_right)
-        merged = merge_pair(corpus, (t_left, t_right))
-        corpus.clear()               # the corpus is merged in place
-        corpus.update(merged)
-    return vocabulary
+        ranks[t_left + t_right] = len(ranks)
+        merged = merge_pair(chunks, (t_left, t_right))
+        chunks.clear()               # the chunks are merged in place
+        chunks.update(merged)
+    return ranks
 """,
     "segment_word": """
 def segment_word(word, merges):
@@ -551,7 +545,7 @@ def merge_pair(corpus, pair):
     },
     # the same pasted into a code cell the student added after the answer, which only calls
     # it. The added cell is flagged beside its answer cell
-    # ("cell merge_pair (cell #12, added after it) matches ...").
+    # ("cell merge_pair (cell #14, added after it) matches ...").
     "pasted_into_an_added_cell": {
         "merge_pair": Cheat("""
 def merge_pair(corpus, pair):

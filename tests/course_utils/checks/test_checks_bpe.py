@@ -132,36 +132,45 @@ def test_merge_mistakes_are_named():
         checks.check_merged_corpus(right_to_left, BANANA, ("a", "a"))
 
 
-# -- learn_vocabulary -----------------------------------------------------------------------
+# -- train_bytes ----------------------------------------------------------------------------
+
+TEXTBOOK_TEXT = "low " * 5 + "lowest " * 2 + "newer " * 6 + "wider " * 3 + "new " * 2
+# The eight byte-level merges of the textbook's words, worked by hand: GPT-4's pattern keeps
+# the space with the word, so after "er" (9: newer 6, wider 3) comes " n" (8: newer 6, new 2).
+TEXTBOOK_BYTE_MERGES = [b"er", b" n", b" ne", b" new", b"lo", b"low", b" low", b" newer"]
 
 
-def test_right_vocabulary_passes():
-    checks.check_bpe_vocabulary(list(TEXTBOOK_V), C, 8, TEXTBOOK_V)
-    checks.check_bpe_vocabulary(CHARACTERS, C, 0, CHARACTERS)
-    checks.check_bpe_vocabulary(["_", "a", "b", "c", "n", "an", "a_", "ana_"], BANANA, 3)
+def byte_ranks(merges):
+    return {bytes([b]): b for b in range(256)} | {t: 256 + i for i, t in enumerate(merges)}
 
 
-def test_vocabulary_mistakes_are_named():
+def test_right_byte_ranks_pass():
+    checks.check_train_bytes(byte_ranks(TEXTBOOK_BYTE_MERGES), TEXTBOOK_TEXT, 8)
+    checks.check_train_bytes(byte_ranks([]), "abc", 0)
+
+
+def test_byte_ranks_mistakes_are_named():
+    right = byte_ranks(TEXTBOOK_BYTE_MERGES)
     with fails("is None"):
-        checks.check_bpe_vocabulary(None, C, 8, TEXTBOOK_V)
-    with fails("must be a list"):
-        checks.check_bpe_vocabulary(tuple(TEXTBOOK_V), C, 8, TEXTBOOK_V)
-    with fails(r"return V \(the tokens t_NEW\), not the merged pairs"):
-        checks.check_bpe_vocabulary(MERGES, C, 8, TEXTBOOK_V)
-    with fails("V starts with all unique characters of C, then the new tokens"):
-        checks.check_bpe_vocabulary(TEXTBOOK_V[11:], C, 8, TEXTBOOK_V)
-    with fails(r"11 characters \+ 8 new tokens = 19 tokens; got 18"):
-        checks.check_bpe_vocabulary(TEXTBOOK_V[:-1], C, 8, TEXTBOOK_V)
-    unsorted = CHARACTERS[::-1] + TEXTBOOK_V[11:]
-    with fails("unique characters in sorted order"):
-        checks.check_bpe_vocabulary(unsorted, C, 8, TEXTBOOK_V)
-    with fails(r"V\[18\] = 'zz' is not the concatenation t_L \+ t_R"):
-        checks.check_bpe_vocabulary(TEXTBOOK_V[:-1] + ["zz"], C, 8, TEXTBOOK_V)
-    # Hugging Face's tie-break: (e, w) before (n, e), both 8
-    other_ties = CHARACTERS + ["er", "er_", "ew", "new", "lo", "low", "newer_", "low_"]
-    with fails(r"V\[13\] should be 'ne'; got 'ew'.*occurs FIRST in C"):
-        checks.check_bpe_vocabulary(other_ties, C, 8, TEXTBOOK_V)
-    checks.check_bpe_vocabulary(other_ties, C, 8)  # properties alone cannot tell
+        checks.check_train_bytes(None, TEXTBOOK_TEXT, 8)
+    with fails("must be a dict"):
+        checks.check_train_bytes(list(right), TEXTBOOK_TEXT, 8)
+    with fails("every key is a token as bytes"):
+        checks.check_train_bytes({t.decode("latin-1"): r for t, r in right.items()},
+                                 TEXTBOOK_TEXT, 8)
+    with fails(r"bytes\(\[b\]\) has rank b"):
+        checks.check_train_bytes({t: r for t, r in right.items() if r != 7}, TEXTBOOK_TEXT, 8)
+    with fails(r"256 single bytes \+ 8 new tokens = 264 ranks; got 263"):
+        checks.check_train_bytes(byte_ranks(TEXTBOOK_BYTE_MERGES[:-1]), TEXTBOOK_TEXT, 8)
+    with fails("the ranks 256 to 263, one each"):
+        checks.check_train_bytes(right | {b" newer": 300}, TEXTBOOK_TEXT, 8)
+    # the text as one chunk: the space ends a word ("er ") where GPT-4's pattern starts one
+    across = byte_ranks([b"er", b"er ", b"ne", b"new", b"lo", b"low", b" low", b"newer "])
+    with fails("crossed a chunk boundary"):
+        checks.check_train_bytes(across, TEXTBOOK_TEXT, 8)
+    swapped = byte_ranks([b" n", b"er", *TEXTBOOK_BYTE_MERGES[2:]])
+    with fails(r"rank 256 should be b'er'; got b' n'.*occurs FIRST in the text"):
+        checks.check_train_bytes(swapped, TEXTBOOK_TEXT, 8)
 
 
 # -- segment_word ---------------------------------------------------------------------------

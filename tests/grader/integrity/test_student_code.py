@@ -22,7 +22,7 @@ from tests.grader.integrity.test_similarity import make_class
 from tests.support.nbgrader_course import solution_cells
 
 A03 = "03_bpe"
-MERGE_PAIR_AT = 11  # the merge_pair answer cell's place in 03's release, from 1
+MERGE_PAIR_AT = 13  # the merge_pair answer cell's place in 03's release, from 1
 MERGED = "course_utils.checks.bpe._merged_by_library"
 
 # course_utils.checks.bpe's _merged_by_library, every name changed
@@ -108,9 +108,9 @@ def test_the_cells_that_run_as_the_student_left_them(source):
              for cell in student_code(source, notebook) if cell.how != ANSWER]
     assert found == [
         (EDITED, "count_pairs", 2, "count_pairs (cell #2, edited before it)"),
-        (ADDED, "merge_pair", MERGE_PAIR_AT + 1, "merge_pair (cell #12, added after it)")]
+        (ADDED, "merge_pair", MERGE_PAIR_AT + 1, "merge_pair (cell #14, added after it)")]
     answers = [cell.grade_id for cell in student_code(source, notebook) if cell.how == ANSWER]
-    assert answers == ["count_pairs", "merge_pair", "learn_vocabulary", "segment_word",
+    assert answers == ["count_pairs", "merge_pair", "segment_word", "train_bytes",
                        "merge_chunk", "encode"]
     assert not [c for c in student_code(source, handed_in({})) if c.how != ANSWER]
 
