@@ -19,7 +19,7 @@ DEV    := $(VENV)/.installed-dev
 # we may: as root).
 TA     := $(VENV)/.installed-ta
 $(TA): $(STAMP) grading/pyproject.toml grading/jupyter_nbconvert_config.py
-	$(BIN)/python -m pip install --quiet -e grading
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e grading
 	mkdir -p $(VENV)/etc/jupyter
 	ln -sf ../../../grading/jupyter_nbconvert_config.py $(VENV)/etc/jupyter/
 	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
@@ -29,15 +29,18 @@ $(TA): $(STAMP) grading/pyproject.toml grading/jupyter_nbconvert_config.py
 
 # The developers' tools (pytest, nbval, ruff): the `dev` extra, and the TAs' tools.
 $(DEV): $(TA)
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[dev]"
 	touch $(DEV)
 
 # What students receive (docs/instructors.md, "The student edition"): the release, course_utils, the environment
-# files and the students' README and Makefile (tools/student_edition/), written to DEST as a
-# new git repository with one commit. Only Python's standard library: no set-up needed.
+# files, the students' README and Makefile, Binder's and the dev container's set-up
+# (tools/student_edition/), written to DEST: a new git repository, or, when DEST is already
+# one (a clone of the edition's repository), a new commit on top of its last release.
+# REPO=owner/name (the edition's GitHub repository; otherwise read from DEST's remote) and
+# BRANCH=main give the Colab, Binder and Codespaces links. Only Python's standard library.
 student-edition:
-	@test -n "$(DEST)" || { echo "Say where: make student-edition DEST=<a new folder>" >&2; exit 1; }
-	$(PYTHON) -m tools.student_edition "$(DEST)"
+	@test -n "$(DEST)" || { echo "Say where: make student-edition DEST=<folder> [REPO=owner/name]" >&2; exit 1; }
+	$(PYTHON) -m tools.student_edition "$(DEST)" $(if $(REPO),--repo "$(REPO)") $(if $(BRANCH),--branch "$(BRANCH)")
 
 # The TAs' JupyterLab: nbgrader's Formgrader reads grading/nbgrader_config.py.
 formgrader: $(TA)
@@ -50,7 +53,7 @@ formgrader: $(TA)
 # `slides` extra). `make slide-metadata` marks the cells' slide types again after an edit.
 LIVE   := $(VENV)/.installed-slides
 $(LIVE): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[slides]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[slides]"
 	touch $(LIVE)
 
 npm:
@@ -156,7 +159,7 @@ student-ids: $(TA)
 HUB    := $(VENV)/.installed-hub
 PROXY_VERSION := 4.6.3
 $(HUB): $(TA) pyproject.toml | npm
-	$(BIN)/python -m pip install --quiet -e ".[hub]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[hub]"
 	npm install --silent --no-audit --no-fund --prefix $(VENV)/node \
 	  configurable-http-proxy@$(PROXY_VERSION)
 	touch $(HUB)
@@ -172,7 +175,7 @@ test-hub: $(HUB) $(DEV)
 # tests/browser/artifacts/. `make test` leaves tests/browser out (--ignore in pyproject).
 BROWSER := $(VENV)/.installed-browser
 $(BROWSER): $(DEV)
-	$(BIN)/python -m pip install --quiet -e ".[dev,browser]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[dev,browser]"
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
 	  && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null); } \
 	  || { echo "chromium is missing: install Debian's chromium package"; exit 1; }
