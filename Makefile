@@ -11,7 +11,7 @@ DEV    := $(VENV)/.installed-dev
 
 .PHONY: formgrader test test-notebooks test-grading collect release answers autograde feedback grades report bench clean \
 	npm slides slide-metadata rubrics-page present publish hub test-hub test-browser similarity student-ids student-edition \
-	docs
+	docs test-edition
 
 # The TAs' tools (grading/grader, not part of the students' package); the course's
 # configuration of nbconvert (its kernel client), linked where the environment's Jupyter
@@ -100,6 +100,14 @@ test-notebooks: $(DEV)
 test-grading: $(DEV)
 	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/notebooks/test_grading.py \
 	  $(foreach a,$(ASSIGNMENTS),--assignment $(a))
+
+# The student edition as students get it (tests/notebooks/test_edition_end_to_end.py;
+# docs/instructors.md, "The student edition"): a release pulled with `make update` that keeps
+# a student's edit, stock nbconvert on 04 in the edition's environment, and the workbook
+# installed into Colab's published versions (PyPI needed; a few minutes the first time,
+# while pip's cache fills).
+test-edition: $(DEV)
+	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/notebooks/test_edition_end_to_end.py
 
 # The TA's steps (docs/tas.md, "The weekly cycle"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
 # WORKERS=n (default: one per core), SCHEDULER=tcp://host:8786 (a Dask cluster),

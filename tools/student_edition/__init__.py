@@ -72,6 +72,9 @@ BADGE = f"{COLAB}/assets/colab-badge.svg"
 LINKS_MARK = "<!-- links: written by make student-edition -->"
 # The set-up cell's first line: how the builder finds a cell it wrote in an earlier release.
 SETUP_FIRST_LINE = "# Set-up on Google Colab; anywhere else this cell does nothing."
+# The ids of the badge's cell and the set-up cell; the grading never runs a cell with the
+# set-up's id (grader.cells.HOSTED_SETUP_ID, which a test keeps equal).
+BADGE_ID, SETUP_ID = "open-in-colab", "colab-set-up"
 
 
 def repository_files(repo: Path, paths: tuple[str, ...]) -> list[str]:
@@ -188,10 +191,10 @@ def hosted_notebook(path: Path, name: str, repo: str, branch: str) -> None:
     notebook = json.loads(path.read_text())
     badge = f"[![Open in Colab]({BADGE})]({colab_url(repo, branch, name)})"
     cells = [
-        {"cell_type": "markdown", "id": "open-in-colab", "metadata": {},
+        {"cell_type": "markdown", "id": BADGE_ID, "metadata": {},
          "source": _lines(f"{badge} No installation: opens this notebook in Google Colab; "
                           "run the set-up cell below first.")},
-        {"cell_type": "code", "id": "colab-set-up", "metadata": {}, "execution_count": None,
+        {"cell_type": "code", "id": SETUP_ID, "metadata": {}, "execution_count": None,
          "outputs": [], "source": _lines(setup_cell_source(repo, branch))},
     ]
     if (notebook["nbformat"], notebook["nbformat_minor"]) < (4, 5):
