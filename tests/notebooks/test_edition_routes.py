@@ -6,6 +6,7 @@ on 04, Colab's runtime) are tests/notebooks/test_edition_end_to_end.py (`make te
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -94,17 +95,20 @@ def run_setup_cell(source: str, colab: bool) -> tuple[list, list, dict]:
         google.colab.output = output
         modules = {"google": google, "google.colab": google.colab}
     saved = {name: sys.modules.get(name) for name in modules}
-    run, environ = subprocess.run, dict(__import__("os").environ)
+    run, environ = subprocess.run, dict(os.environ)
     try:
         sys.modules.update(modules)
+        for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # as on Colab: not set
+            os.environ.pop(key, None)
+        environ_before = dict(os.environ)
         subprocess.run = lambda command, **kwargs: commands.append((command, kwargs))
         exec(compile(source, "<set-up cell>", "exec"), {})
-        changed = {key: value for key, value in __import__("os").environ.items()
-                   if environ.get(key) != value}
+        changed = {key: value for key, value in os.environ.items()
+                   if environ_before.get(key) != value}
     finally:
         subprocess.run = run
-        __import__("os").environ.clear()
-        __import__("os").environ.update(environ)
+        os.environ.clear()
+        os.environ.update(environ)
         for name, module in saved.items():
             if module is None:
                 sys.modules.pop(name, None)

@@ -36,7 +36,7 @@ from grader.outputs.worked_answers import is_worked_answer
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
 from tests.support.nbgrader_cells import by_grade_id, errors, roles
-from tools.student_edition import EDITION, LINKS_MARK, SETUP_FIRST_LINE, build, links_table
+from tools.student_edition import EDITION, LINKS_MARK, build, links_table
 
 SECRET = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", flags=re.S)
 REFERENCE = "course_utils"  # may share lines with solutions and grading cases (above)

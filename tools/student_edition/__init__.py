@@ -287,7 +287,7 @@ def commit(folder: Path, first: bool = True, branch: str = "main") -> None:
     if first:
         git("init", "--quiet", f"--initial-branch={branch}")
     git("add", "--all")
-    if not first and not git("status", "--porcelain").strip():
+    if not first and not git("status", "--porcelain").stdout.strip():
         return
     known = subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], cwd=folder,
                            capture_output=True).returncode == 0
