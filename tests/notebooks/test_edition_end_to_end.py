@@ -159,10 +159,13 @@ def test_stock_nbconvert_runs_04_with_a_wrong_answer_in_under_a_minute(tmp_path)
 # --- Colab ----------------------------------------------------------------------------
 
 def python_or_skip(name: str) -> str:
-    found = shutil.which(name)
-    if not found:
-        pytest.skip(f"{name} is not on this machine")
-    return found
+    """A working ``name`` (python3.12, say): on PATH, or one of pyenv's versions (whose shim
+    on PATH may refuse to run where another version is selected)."""
+    found = [shutil.which(name), *sorted(Path.home().glob(f".pyenv/versions/*/bin/{name}"))]
+    for python in filter(None, found):
+        if subprocess.run([python, "-c", "pass"], capture_output=True).returncode == 0:
+            return str(python)
+    pytest.skip(f"{name} is not on this machine")
 
 
 def stub_distribution(site: Path, name: str, version: str) -> None:
