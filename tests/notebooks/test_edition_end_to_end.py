@@ -293,3 +293,29 @@ def test_a_notebook_runs_on_colabs_versions_after_its_set_up_cell(tmp_path):
                if after.get(name) != version}
     assert not changed, f"the set-up cell replaced (before, after): {changed}"
     assert "course-utils" in after and "gensim" in after
+
+
+# --- Binder ----------------------------------------------------------------------------
+
+def test_binders_post_build_installs_the_workbook_and_its_jupyter_configuration(tmp_path):
+    """binder/postBuild as repo2docker runs it (from the repository's root, with Binder's
+    Python first on PATH), offline: this environment's packages stand for the downloads, as
+    in `offline_clone`. The workbook lands in that Python (not as an editable install of the
+    folder) with the edition's Jupyter configuration in its prefix."""
+    edition = build(tmp_path / "edition", github=GITHUB)
+    binder = tmp_path / "binder-env"
+    subprocess.run([sys.executable, "-m", "venv", binder], check=True)
+    python = binder / "bin" / "python"
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    (Path(site) / "course-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    environment = {**os.environ, **OFFLINE_PIP, "PATH": f"{python.parent}:{os.environ['PATH']}"}
+    run = subprocess.run(["bash", "binder/postBuild"], cwd=edition, env=environment,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    where = subprocess.run([python, "-c", "import course_utils; print(course_utils.__file__)"],
+                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert where.strip().startswith(site), where
+    config = binder / "etc" / "jupyter"
+    assert (config / "jupyter_nbconvert_config.py").exists()
+    assert (config / "labconfig" / "page_config.json").exists()

@@ -201,7 +201,7 @@ def hosted_notebook(path: Path, name: str, repo: str, branch: str) -> None:
         for cell in cells:
             del cell["id"]  # cell ids came with nbformat 4.5
     notebook["cells"] = cells + notebook["cells"]
-    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    path.write_text(json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def _lines(text: str) -> list[str]:
