@@ -169,7 +169,7 @@ def setup_cell_source(repo: str, branch: str) -> str:
     ipywidgets (pip leaves what is installed in range), and Colab's widget manager."""
     archive = f"https://github.com/{repo}/archive/refs/heads/{branch}.zip"
     return f"""{SETUP_FIRST_LINE}
-# It installs the workbook's package and its data (about 150 MB, a minute), keeping Colab's
+# It installs the workbook's package and its data (about 110 MB, a minute), keeping Colab's
 # own PyTorch, NumPy, IPython and ipywidgets, and turns on Colab's widgets.
 import os
 import sys
