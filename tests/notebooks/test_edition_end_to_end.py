@@ -305,7 +305,7 @@ def test_binders_post_build_installs_the_workbook_and_its_jupyter_configuration(
     folder) with the edition's Jupyter configuration in its prefix."""
     edition = build(tmp_path / "edition", github=GITHUB)
     binder = tmp_path / "binder-env"
-    subprocess.run([sys.executable, "-m", "venv", binder], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", binder], check=True)
     python = binder / "bin" / "python"
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                           check=True, capture_output=True, text=True).stdout.strip()
