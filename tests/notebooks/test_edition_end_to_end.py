@@ -126,6 +126,14 @@ def test_stock_nbconvert_runs_04_with_a_wrong_answer_in_under_a_minute(tmp_path)
     shown = subprocess.run([python, "-m", "nbconvert", "--show-config"], cwd=student,
                            env=environment, capture_output=True, text=True)
     assert "course_utils.jupyter.kernel_client.KernelClient" in shown.stdout, shown.stdout
+    # nbgrader's Validate (the toolbar button runs `nbgrader validate`) reads the same client
+    validate = subprocess.run(
+        [python, "-c", "from nbgrader.apps.validateapp import ValidateApp\n"
+         "app = ValidateApp(); app.initialize([])\n"
+         "print(app.config.AsyncKernelManager.client_class, app.config.Execute.timeout)"],
+        cwd=student, env=environment, capture_output=True, text=True)
+    assert validate.stdout.split() == ["course_utils.jupyter.kernel_client.KernelClient",
+                                       "120"], validate.stdout + validate.stderr
 
     cases = all_cases()[ALPHA3].WRONG
     student_id, answers = next((who, answers) for who, answers in cases.items()
