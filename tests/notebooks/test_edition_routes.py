@@ -175,6 +175,8 @@ def test_a_release_refuses_a_dirty_edition_or_a_folder_that_is_not_one(tmp_path)
     (tmp_path / "other" / "notes.txt").write_text("mine\n")
     with pytest.raises(ValueError, match="new or empty folder"):
         build(tmp_path / "other")
+    with pytest.raises(ValueError, match="not a student edition"):
+        build(REPO)  # the instructors' repository itself: never overwritten
 
 
 def make_dry_run(edition: Path, tmp_path: Path, gpu: bool, torch: str | None = None) -> str:

@@ -62,6 +62,10 @@ PYPROJECT_HEADER = """\
 
 """
 
+# What an edition's repository may hold besides the edition, and keeps from one release to
+# the next (GitHub's own files).
+KEPT_IN_EDITION = (".github", ".gitattributes")
+
 # Who commits the edition when git knows no one (a fresh machine or container).
 FALLBACK_IDENTITY = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
                      for part, value in (("NAME", "Course staff"), ("EMAIL", "course@localhost"))}
@@ -239,6 +243,14 @@ def build(dest: Path, repo: Path = REPO, github: str | None = None,
     if earlier:
         dirty = subprocess.run(["git", "status", "--porcelain"], cwd=dest, check=True,
                                capture_output=True, text=True).stdout
+        tracked = subprocess.run(["git", "ls-files", "-z"], cwd=dest, check=True,
+                                 capture_output=True, text=True).stdout.split("\0")
+        foreign = sorted({name.split("/")[0] for name in tracked if name}
+                         - {*EDITION, *KEPT_IN_EDITION})
+        if foreign:
+            raise ValueError(f"{dest} is not a student edition (it tracks {foreign[:5]}): "
+                             "write the edition into a new folder or a clone of its own "
+                             "repository")
         if dirty:
             raise ValueError(f"{dest} has uncommitted changes: commit or discard them first")
         for name in EDITION:
