@@ -11,7 +11,7 @@ DEV    := $(VENV)/.installed-dev
 
 .PHONY: formgrader test test-notebooks test-grading collect release answers autograde feedback grades report bench clean \
 	npm slides slide-metadata rubrics-page present publish hub test-hub test-browser similarity student-ids student-edition \
-	docs
+	docs test-edition
 
 # The TAs' tools (grading/grader, not part of the students' package); the course's
 # configuration of nbconvert (its kernel client), linked where the environment's Jupyter
@@ -19,7 +19,7 @@ DEV    := $(VENV)/.installed-dev
 # we may: as root).
 TA     := $(VENV)/.installed-ta
 $(TA): $(STAMP) grading/pyproject.toml grading/jupyter_nbconvert_config.py
-	$(BIN)/python -m pip install --quiet -e grading
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e grading
 	mkdir -p $(VENV)/etc/jupyter
 	ln -sf ../../../grading/jupyter_nbconvert_config.py $(VENV)/etc/jupyter/
 	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
@@ -29,15 +29,18 @@ $(TA): $(STAMP) grading/pyproject.toml grading/jupyter_nbconvert_config.py
 
 # The developers' tools (pytest, nbval, ruff): the `dev` extra, and the TAs' tools.
 $(DEV): $(TA)
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[dev]"
 	touch $(DEV)
 
 # What students receive (docs/instructors.md, "The student edition"): the release, course_utils, the environment
-# files and the students' README and Makefile (tools/student_edition/), written to DEST as a
-# new git repository with one commit. Only Python's standard library: no set-up needed.
+# files, the students' README and Makefile, Binder's and the dev container's set-up
+# (tools/student_edition/), written to DEST: a new git repository, or, when DEST is already
+# one (a clone of the edition's repository), a new commit on top of its last release.
+# REPO=owner/name (the edition's GitHub repository; otherwise read from DEST's remote) and
+# BRANCH=main give the Colab, Binder and Codespaces links. Only Python's standard library.
 student-edition:
-	@test -n "$(DEST)" || { echo "Say where: make student-edition DEST=<a new folder>" >&2; exit 1; }
-	$(PYTHON) -m tools.student_edition "$(DEST)"
+	@test -n "$(DEST)" || { echo "Say where: make student-edition DEST=<folder> [REPO=owner/name]" >&2; exit 1; }
+	$(PYTHON) -m tools.student_edition "$(DEST)" $(if $(REPO),--repo "$(REPO)") $(if $(BRANCH),--branch "$(BRANCH)")
 
 # The TAs' JupyterLab: nbgrader's Formgrader reads grading/nbgrader_config.py.
 formgrader: $(TA)
@@ -50,7 +53,7 @@ formgrader: $(TA)
 # `slides` extra). `make slide-metadata` marks the cells' slide types again after an edit.
 LIVE   := $(VENV)/.installed-slides
 $(LIVE): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[slides]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[slides]"
 	touch $(LIVE)
 
 npm:
@@ -97,6 +100,14 @@ test-notebooks: $(DEV)
 test-grading: $(DEV)
 	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/notebooks/test_grading.py \
 	  $(foreach a,$(ASSIGNMENTS),--assignment $(a))
+
+# The student edition as students get it (tests/notebooks/test_edition_end_to_end.py;
+# docs/instructors.md, "The student edition"): a release pulled with `make update` that keeps
+# a student's edit, stock nbconvert on 04 in the edition's environment, and the workbook
+# installed into Colab's published versions (PyPI needed; a few minutes the first time,
+# while pip's cache fills).
+test-edition: $(DEV)
+	$(BIN)/python -m pytest -o addopts="-ra --durations=12" tests/notebooks/test_edition_end_to_end.py
 
 # The TA's steps (docs/tas.md, "The weekly cycle"). Options: ASSIGNMENTS="04_alpha3_by_hand ...",
 # WORKERS=n (default: one per core), SCHEDULER=tcp://host:8786 (a Dask cluster),
@@ -156,7 +167,7 @@ student-ids: $(TA)
 HUB    := $(VENV)/.installed-hub
 PROXY_VERSION := 4.6.3
 $(HUB): $(TA) pyproject.toml | npm
-	$(BIN)/python -m pip install --quiet -e ".[hub]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[hub]"
 	npm install --silent --no-audit --no-fund --prefix $(VENV)/node \
 	  configurable-http-proxy@$(PROXY_VERSION)
 	touch $(HUB)
@@ -172,7 +183,7 @@ test-hub: $(HUB) $(DEV)
 # tests/browser/artifacts/. `make test` leaves tests/browser out (--ignore in pyproject).
 BROWSER := $(VENV)/.installed-browser
 $(BROWSER): $(DEV)
-	$(BIN)/python -m pip install --quiet -e ".[dev,browser]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[dev,browser]"
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
 	  && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null); } \
 	  || { echo "chromium is missing: install Debian's chromium package"; exit 1; }

@@ -65,6 +65,17 @@ def _text(source: str | list[str]) -> str:
     return source if isinstance(source, str) else "".join(source)
 
 
+# The student edition's set-up cell for hosted runtimes (tools/student_edition: it installs
+# the workbook on Colab and does nothing elsewhere): the grading never runs it, whatever a
+# submission holds there.
+HOSTED_SETUP_ID = "colab-set-up"
+
+
+def is_hosted_setup(cell: Mapping) -> bool:
+    """Whether ``cell`` is the student edition's set-up cell (by its id, unmarked)."""
+    return cell.get("id") == HOSTED_SETUP_ID and not marks(cell)
+
+
 def is_added(cell: Mapping, plain_ids: Collection[str] | None) -> bool:
     """Whether ``cell`` of a submission is a code cell the student added: no nbgrader marks,
     and an id not among ``plain_ids`` (:func:`plain_code_ids` of the source; None: no cell

@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -35,7 +36,7 @@ from grader.outputs.worked_answers import is_worked_answer
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
 from tests.support.nbgrader_cells import by_grade_id, errors, roles
-from tools.student_edition import EDITION, build
+from tools.student_edition import EDITION, LINKS_MARK, build, links_table
 
 SECRET = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", flags=re.S)
 REFERENCE = "course_utils"  # may share lines with solutions and grading cases (above)
@@ -141,8 +142,11 @@ def test_the_edition_is_one_commit_of_what_students_receive(edition):
     assert git(edition, "rev-list", "--count", "HEAD").strip() == "1"
     assert git(edition, "status", "--porcelain") == ""
     assert sorted(git(edition, "ls-files").splitlines()) == edition_files(edition)
-    students_readme = REPO / "tools" / "student_edition" / "README.md"
-    assert (edition / "README.md").read_text() == students_readme.read_text()
+    students_readme = (REPO / "tools" / "student_edition" / "README.md").read_text()
+    assert LINKS_MARK in students_readme
+    notebooks = sorted(str(p.relative_to(edition)) for p in edition.glob("notebooks/*/*.ipynb"))
+    assert (edition / "README.md").read_text() == students_readme.replace(
+        LINKS_MARK, links_table(notebooks, None, "main"))
     released = sorted(str(p.relative_to(REPO)) for p in (REPO / "notebooks").glob("*/*.ipynb"))
     assert released and set(released) <= set(edition_files(edition))
 
@@ -159,9 +163,30 @@ def test_the_edition_carries_the_licences_of_the_code_and_the_notebooks(edition)
 
 def test_the_editions_pyproject_installs_course_utils_and_names_no_instructors_folder(edition):
     text = (edition / "pyproject.toml").read_text()
-    assert "optional-dependencies" not in text and "[tool.pytest" not in text
-    assert "[tool.ruff" not in text and "testpaths" not in text
+    assert "[tool.pytest" not in text and "[tool.ruff" not in text and "testpaths" not in text
     assert "[project]" in text and "[tool.setuptools.packages.find]" in text
+    extras = tomllib.loads(text)["project"]["optional-dependencies"]
+    assert sorted(extras) == ["lab"], "students get the lab extra only (no dev, slides, hub)"
+
+
+# What the edition's own files (not course_utils' code) may not name: folders and commands
+# of the instructors' repository that the edition does not have.
+INSTRUCTORS_ONLY = re.compile(r"tests/|grading/|solutions/|tools/|deploy/|hub/|docs/|"
+                              r"\.\[dev\]|\[dev\]|pip install \. --no-deps")
+
+
+def test_the_editions_own_files_name_only_what_the_edition_has(edition):
+    """The README, Makefile, environment files, Binder's, the dev container's and Jupyter's
+    set-up speak of the edition, not of the instructors' repository they came from."""
+    own = [name for name in edition_files(edition)
+           if Path(name).parts[0] not in ("notebooks", "course_utils") and "LICENSE" not in name]
+    assert {"README.md", "Makefile", "pyproject.toml", "environment.yml",
+            "requirements-lock.txt", "binder/postBuild", ".devcontainer/devcontainer.json",
+            "jupyter-config/jupyter_nbconvert_config.py"} <= set(own)
+    found = [f"{name}: {line.strip()}" for name in own
+             for line in (edition / name).read_text().splitlines()
+             if INSTRUCTORS_ONLY.search(line)]
+    assert not found, "\n".join(found)
 
 
 def test_no_solution_hidden_test_model_answer_or_grading_case_is_in_the_edition(edition, secrets):

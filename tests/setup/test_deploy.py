@@ -169,18 +169,22 @@ def test_the_image_starts_from_a_docker_stacks_build_pinned_by_date():
                         dockerfile().baseimage)
 
 
-def test_the_image_installs_the_exact_pins_of_pyproject():
+def test_the_image_installs_the_exact_pins_of_the_lock_file():
     commands = " ".join(instructions("RUN"))
-    pinned, ours = exact_pins(commands), exact_pins(" ".join(project()["dependencies"]))
-    assert pinned["torch"] == ours["torch"]
+    lock = exact_pins((REPO / "requirements-lock.txt").read_text())
+    pinned = exact_pins(commands)
+    assert pinned["torch"] == lock["torch"]
     assert "--index-url https://download.pytorch.org/whl/cpu torch==" in commands
-    for name in set(pinned) & set(ours):
-        assert pinned[name] == ours[name], name
-    # Beside PyTorch's CPU build, only the hub's JupyterHub is pinned here: the rest of
-    # pyproject.toml's pins come with the workbook, installed from its copy.
-    assert set(pinned) - set(ours) == {"jupyterhub"}
+    for name in set(pinned) & set(lock):
+        assert pinned[name] == lock[name], name
+    # Beside PyTorch's CPU build, only the hub's JupyterHub is pinned here: the lock file's
+    # pins come with the workbook (pyproject.toml's ranges and its `lab` extra), installed
+    # from its copy within the copied lock file.
+    assert set(pinned) - set(lock) == {"jupyterhub"}
     (workbook,) = [destination for sources, destination in copies() if "pyproject.toml" in sources]
-    assert f"pip install --no-cache-dir {workbook.rstrip('/')} " in commands
+    workbook = workbook.rstrip("/")
+    assert (f'pip install --no-cache-dir -c {workbook}/requirements-lock.txt "{workbook}[lab]" '
+            in commands)
     assert re.search(r"ngshare_exchange/archive/[0-9a-f]{40}\.tar\.gz", commands)
 
 

@@ -1,7 +1,9 @@
-"""The two-command setup stays consistent: pins, README, CI."""
+"""The two-command setup stays consistent: ranges and pins, README, CI."""
 
 import re
 import tomllib
+
+from packaging.requirements import Requirement
 
 from tests.conftest import REPO
 
@@ -13,19 +15,45 @@ def pyproject():
         return tomllib.load(handle)["project"]
 
 
-def pyproject_pins():
-    return sorted(pyproject()["dependencies"])
+LOCK = "requirements-lock.txt"
 
 
-def test_every_dependency_is_pinned_exactly():
-    for requirement in pyproject_pins() + pyproject()["optional-dependencies"]["dev"]:
+def lock_pins() -> list[str]:
+    """The lock file's requirements, ``name==version`` each (comments left out)."""
+    lines = (REPO / LOCK).read_text().splitlines()
+    return sorted(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def ranges() -> list[str]:
+    """What the package itself declares: its dependencies and its `lab` extra."""
+    return pyproject()["dependencies"] + pyproject()["optional-dependencies"]["lab"]
+
+
+def test_the_lock_file_pins_exactly_and_the_developers_tools_too():
+    for requirement in lock_pins() + pyproject()["optional-dependencies"]["dev"]:
         assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[0-9][0-9A-Za-z.+]*", requirement), requirement
+    assert "torch==2.13.0" in lock_pins()
+
+
+def test_the_package_declares_ranges_and_each_pin_of_the_lock_lies_in_its_range():
+    """A hosted runtime keeps its own torch, NumPy, IPython and ipywidgets: the package asks
+    for ranges, and the lock file (what `make setup`, CI and the course server install) pins
+    one version inside each, for exactly the same packages."""
+    declared = {Requirement(text).name: Requirement(text) for text in ranges()}
+    pins = {Requirement(text).name: Requirement(text) for text in lock_pins()}
+    assert sorted(declared) == sorted(pins)
+    for name, requirement in declared.items():
+        assert not any(spec.operator in ("==", "===") for spec in requirement.specifier), (
+            f"{requirement}: a range, not a pin, in pyproject.toml")
+        (pin,) = pins[name].specifier
+        assert requirement.specifier.contains(pin.version, prereleases=True), (
+            f"the lock's {name}=={pin.version} is outside pyproject.toml's {requirement}")
 
 
 def test_environment_yml_has_the_same_pins():
     text = (REPO / "environment.yml").read_text()
     conda_pins = sorted(re.findall(r"^\s+- ([A-Za-z0-9_.\-]+==\S+)\s*$", text, flags=re.M))
-    assert conda_pins == pyproject_pins()
+    assert conda_pins == lock_pins()
 
 
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():

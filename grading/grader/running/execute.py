@@ -34,6 +34,8 @@ allowlist. An instructor's plain cell whose code the student edited runs as the 
 wrote it (nbgrader restores only the cells it marks): the graded notebook keeps the
 instructor's code, with a ``CellRestored`` note that
 :func:`grader.scoring.autograde.incidents` names for the TA.
+The student edition's set-up cell for Colab (:data:`grader.cells.HOSTED_SETUP_ID`), which a
+notebook handed in from the edition opens with, is not run at all.
 ``grading/nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` in autograde's
 preprocessors, so Formgrader's autograde button uses it too.
 """
@@ -42,7 +44,7 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute as NbgraderExecute
 from traitlets import Dict, Integer, List, Unicode
 
-from grader.cells import is_added, is_test, marks, plain_code_cells
+from grader.cells import is_added, is_hosted_setup, is_test, marks, plain_code_cells
 
 HIDDEN = "HiddenFailure"
 ABORTED = "CellAborted"
@@ -64,6 +66,8 @@ class Execute(NbgraderExecute):
         "like an answer cell. None: no cell is taken for added.")).tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
+        if is_hosted_setup(cell):
+            return cell, resources  # the edition's set-up for Colab: never run here
         if is_test(cell):
             # a test cell leaves its source out of IPython's history (In, _ih, _i): an
             # answer it calls could read the hidden tests there
