@@ -48,7 +48,7 @@ BLOCK_MISTAKES = {
     "GPT-NeoX and Hugging Face's LLaMA); this exercise pairs neighbours: (x_2i, x_2i+1) turn "
     "together",
     "rope_minus": "you turned each pair clockwise, by −pos·ω_i: compare the signs of your "
-    "sines with the rotation written out in the RoPE cell",
+    "sines with the complex product written out in the RoPE cell",
     "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
     "of ω_i in the RoPE cell",
     "rope_times": "your angles grow with the pair index: ω_i is at most 1 (see the RoPE cell)",
