@@ -31,40 +31,44 @@ __all__ = [
 ]
 
 MASK_MISTAKES = {
-    "no_residual": "you returned A V without the residual: the update is E′ = E + A V",
-    "embeddings_weighted": "you weighted the source's embeddings S themselves: what the "
-    "weights average are the values, which have E's size",
-    "source_ignored": "your tokens of E read E itself: in this update the keys and the values "
-    "come from the other sentence S",
-    "no_scale": "you did not divide the scores by √n_Q",
-    "scale_by_n_E": "you divided by √n_E (the embedding size) instead of √n_Q (the size of "
-    "the queries and keys)",
+    "no_residual": "your output is only what the tokens read: the residual is missing "
+    "(look at what section 2's update adds it to)",
+    "embeddings_weighted": "you weighted the source's embeddings S themselves: look at what "
+    "the weights average in section 2's update, and at the size it must have",
+    "source_ignored": "your tokens of E read E itself: look at which sentence the keys and "
+    "the values come from in this update",
+    "no_scale": "your scores are not scaled: look at the denominator of A in section 2",
+    "scale_by_n_E": "your scale uses the embedding size: look at which size section 2 puts "
+    "under the square root",
     "query_axis": QUERY_AXIS,
     "unwanted_causal": "you applied a causal mask, but this update lets every token see every "
     "other (no mask)",
     "mask_inverted": "your mask is True where attention is BLOCKED (nn.MultiheadAttention's "
-    "convention); here True means query i MAY attend to key j",
-    "off_by_one": "you kept one key too many: a sentence of length L has the keys 1 … L, and "
-    "Python counts them from 0: check the last key you keep",
-    "query_padding": "you masked the padded QUERIES (rows) instead of the padded KEYS "
-    "(columns): no query may attend to a padding key",
-    "no_causal": "you did not combine it with the causal mask: with causal=True keep only j ≤ i",
+    "convention): look at what True means in this notebook (section 4)",
+    "off_by_one": "you kept one key too many: a sentence of length L has L keys, and Python "
+    "counts them from 0: check the last key you keep",
+    "query_padding": "you masked the padded QUERIES (rows): look again at which of the two "
+    "axes can change a real token's output",
+    "no_causal": "with causal=True your mask still lets a query see later keys: look at what "
+    "section 4's mask keeps",
     "unwanted_causal_mask": "you applied the causal mask although causal=False",
-    "diagonal_masked": "you masked the diagonal as well (j ≥ i): position i must still see "
-    "itself, so mask only j > i",
-    "no_query_axis": "your mask has no query axis: return (batch, n, n), one row per query "
-    "(repeat the key mask for every query i)",
-    "heads_interleaved": "you gave index r the columns r, r + h, r + 2h, … (a view as "
-    "(…, d_h, h)); index r gets the consecutive block x[..., r·d_h : (r + 1)·d_h]",
-    "no_transpose": "you reshaped (batch, n, d) straight to (batch, h, n, d_h): a head then "
-    "mixes numbers of several tokens. Print x_demo beside your answer and follow which row of "
-    "x each number of head 1 comes from",
+    "diagonal_masked": "you masked the diagonal as well: query i lost key i (section 4's "
+    "erratum shows what that does to row 1)",
+    "no_query_axis": "your mask has no query axis: the shape asked for is (batch, n, n), one "
+    "row per query",
+    "heads_interleaved": "your head r holds columns spread over the whole row (r, r + h, "
+    "r + 2h, …): the exercise asks for a run of consecutive columns; print x_demo beside "
+    "your answer",
+    "no_transpose": "a head of yours mixes numbers of several tokens. Print x_demo beside "
+    "your answer and follow which row of x each number of head 1 comes from",
     "head_axis_last": "the head axis is in the wrong place: the shape asked for is (batch, h, "
     "n, d_h), with the heads before the tokens",
-    "scale_by_d": "you divided by √d (the whole embedding) instead of √d_h (one head's size)",
-    "no_output_projection": "you did not multiply the concatenated heads by W_O",
-    "one_head": "you computed one head over all d features: split Q, K, V into num_heads "
-    "heads of d_h = d / num_heads columns",
+    "scale_by_d": "your scale uses the whole embedding size: look at which size one head's "
+    "scores have (section 6)",
+    "no_output_projection": "your output skips the last step of section 6's formula, the mix "
+    "of the concatenated heads",
+    "one_head": "your answer attends once over all d features: look at how many heads the "
+    "exercise asks for, and their size",
 }
 
 

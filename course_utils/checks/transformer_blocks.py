@@ -11,6 +11,8 @@ is told apart by the same oracle on other inputs (a wider table, negated sines, 
 by a property where the oracle cannot make it (frequencies that grow instead of shrinking).
 """
 
+import copy
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -22,6 +24,7 @@ __all__ = [
     "BLOCK_MISTAKES",
     "check_is_causal",
     "check_is_causal_of",
+    "check_gpt_logits",
     "check_layer_norm",
     "check_positional_encoding",
     "check_rope",
@@ -37,7 +40,7 @@ BLOCK_MISTAKES = {
     "a pair share one frequency (see the exponent in the formula of section 1)",
     "halves": "you put all the sines in the first half and all the cosines in the second; in "
     "the formula of section 1 the two columns of a pair sit side by side",
-    "from_one": "your positions start at 1; positions are counted from 0",
+    "from_one": "your positions start at 1: look where section 1 starts counting them",
     "times_frequency": "your angles grow with the column instead of shrinking: check where "
     "10000^(2i/d) goes in the formula of section 1",
     "transposed": "your array is transposed: one ROW per position, one column per feature",
@@ -45,7 +48,7 @@ BLOCK_MISTAKES = {
     "GPT-NeoX and Hugging Face's LLaMA); this exercise pairs neighbours: (x_2i, x_2i+1) turn "
     "together",
     "rope_minus": "you turned each pair clockwise, by −pos·ω_i: compare the signs of your "
-    "sines with the rotation written out in the RoPE cell",
+    "sines with the complex product written out in the RoPE cell",
     "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
     "of ω_i in the RoPE cell",
     "rope_times": "your angles grow with the pair index: ω_i is at most 1 (see the RoPE cell)",
@@ -54,7 +57,7 @@ BLOCK_MISTAKES = {
     "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE rotates each pair "
     "(x_2i, x_2i+1) by the angle pos·ω_i instead (a multiplication, not a sum)",
     "unbiased": "you used the unbiased variance (dividing by d − 1, as torch.var and "
-    "torch.std do by default); σ² in the formula of section 2 divides by d",
+    "torch.std do by default): look at what σ² divides by in the formula of section 2",
     "across_tokens": "you normalised each feature across the tokens: that is batch "
     "normalisation; layer norm normalises each token over its own features",
     "eps_outside": "you added eps to the standard deviation: check where ε sits in the "
@@ -70,9 +73,13 @@ BLOCK_MISTAKES = {
     "no_attention_residual": "the residual around the self-attention is missing (section 3)",
     "no_ff_residual": "the residual around the feed-forward layer is missing (section 3)",
     "no_activation": "the feed-forward layer has no activation (FF in section 3)",
-    "no_causal": "with causal=True token i may attend only to j ≤ i, and your self-attention "
-    "was not masked: section 3 says how block.self_attn takes the mask",
+    "no_causal": "with causal=True your self-attention still lets token i see later tokens "
+    "(notebook 05, section 4)",
     "unwanted_causal": "you applied a causal mask although causal=False",
+    "gpt_no_positions": "your logits do not change when the positions do: look at what section "
+    "7's H_0 adds to the token embeddings",
+    "gpt_no_final_norm": "the last layer norm is missing: look at what section 7 does to H_L "
+    "before the output layer",
 }
 
 
@@ -353,3 +360,31 @@ def check_is_causal_of(actual, f, x, expected: bool, name="is_causal") -> None:
     label = getattr(f, "__name__", "<lambda>")
     description = "the function it was given" if label == "<lambda>" else label
     check_is_causal(actual, expected, description, name=name)
+
+
+# -- the whole GPT ----------------------------------------------------------------------------
+
+
+def _gpt_with(model: nn.Module, ids: torch.Tensor, positions=True,
+              final_norm=True) -> torch.Tensor:
+    """``model(ids)`` (the course's ``TinyGPT``) in float64, on a copy of it without its
+    positions or without its final layer norm."""
+    changed = copy.deepcopy(model).double().eval()
+    if not positions:
+        changed.positions.zero_()
+    if not final_norm:
+        changed.norm = nn.Identity()
+    with torch.no_grad():
+        return changed(ids)
+
+
+@checked_plainly
+def check_gpt_logits(actual, ids, model: nn.Module, run_block, name="gpt_logits") -> None:
+    """Fail unless ``actual`` equals the course's ``TinyGPT`` ``model`` on ``ids`` (run_block
+    is the course's block, which the test passes: the expected values are the model's own
+    forward pass)."""
+    mistakes = {
+        BLOCK_MISTAKES["gpt_no_positions"]: _gpt_with(model, ids, positions=False),
+        BLOCK_MISTAKES["gpt_no_final_norm"]: _gpt_with(model, ids, final_norm=False),
+    }
+    check_close(actual, _gpt_with(model, ids), name, atol=1e-4, mistakes=mistakes)

@@ -10,7 +10,7 @@ EXERCISES = (
              twins=("course_utils.models.attention.attention_weights",),
              torch_twins=ATTENTION),
     Exercise("padding_mask", NOTEBOOK, points=3, check="check_padding_mask"),
-    Exercise("split_heads", NOTEBOOK, points=2, check="check_split_heads",
+    Exercise("split_heads", NOTEBOOK, points=1, check="check_split_heads",
              twins=("course_utils.models.attention.MultiHeadAttention.forward",
                     "course_utils.models.attention.MultiHeadAttention.attend",
                     "course_utils.models.attention.MultiHeadAttention._fused",

@@ -1,6 +1,7 @@
 """The exercises of 06_transformer_blocks: one record each (``course_utils.exercises``)."""
 
 from course_utils.exercises.allowance import (
+    ATTENTION,
     DEFAULT,
     ELEMENTARY,
     MODEL_MODULES,
@@ -15,7 +16,7 @@ NOTEBOOK = "06_transformer_blocks"
 EXERCISES = (
     # the course's versions are the libraries' (Hugging Face's table and rotation, PyTorch's
     # layers), which the checks compute their expected values with
-    Exercise("positional_encoding", NOTEBOOK, points=2, check="check_positional_encoding",
+    Exercise("positional_encoding", NOTEBOOK, points=1, check="check_positional_encoding",
              twins=("course_utils.models.transformer.sinusoidal_positions",
                     "course_utils.checks.transformer_blocks._sinusoids",
                     "transformers.models.distilbert.modeling_distilbert.create_sinusoidal_embeddings",
@@ -33,19 +34,26 @@ EXERCISES = (
              twins=("torch.nn.functional.layer_norm",
                     "torch.nn.LayerNorm.forward"),
              torch_twins=NORMALISATIONS),
-    # computed from the given block's parts
+    # computed from the given block's parts; the attention from its weights
     Exercise("transformer_block", NOTEBOOK, points=4, check="check_transformer_block",
              allowance=Allowance(
-                 says=DEFAULT.says + ", and the block's own parts (its attention, layer norms, "
-                                     "linear layers and activation)",
-                 modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
+                 says=DEFAULT.says + ", and the block's own layers (its layer norms, linear "
+                                     "layers and activation; not its attention)",
+                 modules=DEFAULT.modules + MODEL_MODULES,
+                 torch_ops=ELEMENTARY | MODEL_OPS - {"scaled_dot_product_attention"}),
              twins=("course_utils.models.transformer.TransformerBlock.forward",
+                    "course_utils.models.attention.MultiHeadAttention.forward",
+                    "course_utils.models.attention.MultiHeadAttention.attend",
+                    "course_utils.models.attention.MultiHeadAttention._fused",
+                    "course_utils.models.attention.MultiHeadAttention._with_weights",
+                    "course_utils.models.attention.attention_weights",
+                    "torch.nn.MultiheadAttention.forward",
                     "course_utils.models.transformer.TransformerBlock._sa_block",
                     "course_utils.checks.transformer_blocks._pytorch_block",
                     "torch.nn.TransformerEncoderLayer.forward",
                     "torch.nn.TransformerEncoderLayer._sa_block",
                     "torch.nn.TransformerEncoderLayer._ff_block"),
-             torch_twins=("transformer_encoder_layer",)),
+             torch_twins=("transformer_encoder_layer",) + ATTENTION),
     # runs the model it is given; it may read the model's dependence from autograd's
     # Jacobian (a way to test causality, not the test)
     Exercise("is_causal", NOTEBOOK, points=2, check="check_is_causal_of",
@@ -53,4 +61,12 @@ EXERCISES = (
                  says=DEFAULT.says + ", the model it is given, and autograd",
                  modules=DEFAULT.modules + MODEL_MODULES + ("torch.autograd",),
                  torch_ops=ELEMENTARY | MODEL_OPS | {"grad", "backward", "jacobian"})),
+    # the whole GPT's forward pass, its blocks run by the function it is given
+    Exercise("gpt_logits", NOTEBOOK, points=3, check="check_gpt_logits",
+             allowance=Allowance(
+                 says=DEFAULT.says + ", the model's own layers, and the block function it is "
+                                     "given",
+                 modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
+             twins=("course_utils.models.gpt.TinyGPT.forward",
+                    "course_utils.checks.transformer_blocks._gpt_with")),
 )

@@ -39,12 +39,26 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 """
 
 
+SELF_ATTENTION = """
+    def sa(h):
+        a = block.self_attn
+        batch, n, d = h.shape
+        d_h = d // a.num_heads
+        q, k, v = [t.reshape(batch, n, a.num_heads, d_h).transpose(1, 2)
+                   for t in (h @ a.in_proj_weight.T + a.in_proj_bias).split(d, dim=-1)]
+        s = q @ k.transpose(-2, -1) / d_h ** 0.5
+        if {causal}:
+            s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+        return a.out_proj((torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(batch, n, d))
+"""
+
+
 def block_with(pre="block.norm_first", keep="x", ff="block.activation(block.linear1(h))",
                causal="causal"):
     """A transformer_block answer with one part swapped for a mistake."""
     return f"""
 def transformer_block(x, block, causal=False):
-    sa = lambda h: block.self_attn(h, causal={causal})[0]
+{SELF_ATTENTION.format(causal=causal)}
     ff = lambda h: block.linear2({ff})
     if {pre}:
         h = {keep} + sa(block.norm1(x))
@@ -80,6 +94,26 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return F.layer_norm(x, x.shape[-1:], gamma, beta, eps)
 """
 
+
+
+def gpt_with(h0="E[ids] * math.sqrt(E.shape[1]) + model.positions[: ids.shape[-1]]",
+             out="model.norm(h) @ E.T"):
+    """A gpt_logits answer with one part swapped for a mistake."""
+    return f"""
+def gpt_logits(ids, model, run_block):
+    E = model.token_embedding.weight
+    h = {h0}
+    for block in model.blocks:
+        h = run_block(h, block)
+    return {out}
+"""
+
+
+SELF_ATTENTION_BLOCK_CALL = """
+def transformer_block(x, block, causal=False):
+    return block.self_attn(x, causal=causal)[0] + x
+"""
+
 TWIN_BLOCK = """
 def transformer_block(x, block, causal=False):
     return block(x, causal=causal)
@@ -90,6 +124,7 @@ WRONG = {
         "positional_encoding": positions_with(even="torch.cos", odd="torch.sin"),
         "layer_norm": norm_with(var="x.var(dim=-1, keepdim=True)"),
         "transformer_block": block_with(pre="not block.norm_first"),
+        "gpt_logits": gpt_with(h0="E[ids] * math.sqrt(E.shape[1])"),
         # right on the visible tests; the hidden ones catch a leak from a middle token
         "is_causal": causal_with(positions="[len(x) - 1]"),
     },
@@ -97,18 +132,27 @@ WRONG = {
         "positional_encoding": HALVES,
         "layer_norm": norm_with(dim="-2", var="((x - mu) ** 2).mean(dim=-2, keepdim=True)"),
         "transformer_block": block_with(ff="block.linear1(h)"),
+        "gpt_logits": gpt_with(out="h @ E.T"),
         "is_causal": causal_with(rows=""),
     },
     "off_by_one_and_no_residual": {
         "positional_encoding": positions_with(first="1"),
         "layer_norm": norm_with(scale="(torch.sqrt(var) + eps)"),
         "transformer_block": block_with(keep="0"),
+        "gpt_logits": gpt_with(h0="E[ids] + model.positions[: ids.shape[-1]]"),
         "is_causal": causal_with(rows="[t + 1:]"),
     },
     "calls_the_library": {
         "positional_encoding": TWIN_POSITIONS,
         "layer_norm": TWIN_NORM,
         "transformer_block": TWIN_BLOCK,
+        "gpt_logits": """
+def gpt_logits(ids, model, run_block):
+    return model(ids)
+""",
+    },
+    "calls_the_blocks_attention": {
+        "transformer_block": SELF_ATTENTION_BLOCK_CALL,
     },
 }
 
@@ -136,8 +180,21 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 
 WEIGHTS_BLOCK = """
 def transformer_block(x, block, causal=False):
-    n = x.shape[-2]
-    keep = torch.ones(n, n, dtype=torch.bool).tril() if causal else None
+    n, d = x.shape[-2], x.shape[-1]
+    keep = torch.ones(n, n, dtype=torch.bool)
+    keep = keep.tril() if causal else keep
+    a = block.self_attn
+    d_h = d // a.num_heads
+    W, b = a.in_proj_weight, a.in_proj_bias
+
+    def self_attention(h):
+        outs = []
+        for r in range(a.num_heads):
+            cols = [part * d + r * d_h for part in range(3)]
+            q, k, v = [h @ W[c:c + d_h].T + b[c:c + d_h] for c in cols]
+            s = (q @ k.transpose(-2, -1) / math.sqrt(d_h)).masked_fill(~keep, -1e9)
+            outs.append(torch.softmax(s, dim=-1) @ v)
+        return torch.cat(outs, dim=-1) @ a.out_proj.weight.T + a.out_proj.bias
 
     def feed_forward(h):
         hidden = h @ block.linear1.weight.T + block.linear1.bias
@@ -145,9 +202,9 @@ def transformer_block(x, block, causal=False):
         return hidden @ block.linear2.weight.T + block.linear2.bias
 
     if not block.norm_first:
-        h = block.norm1(x + block.self_attn(x, mask=keep)[0])
+        h = block.norm1(x + self_attention(x))
         return block.norm2(h + feed_forward(h))
-    h = x + block.self_attn(block.norm1(x), mask=keep)[0]
+    h = x + self_attention(block.norm1(x))
     return h + feed_forward(block.norm2(h))
 """
 
@@ -201,6 +258,14 @@ CORRECT = {
         "layer_norm": STD_NORM,
         "transformer_block": WEIGHTS_BLOCK,
         "is_causal": SUFFIX_CAUSAL,
+        "gpt_logits": """
+def gpt_logits(ids, model, run_block):
+    d = model.token_embedding.embedding_dim
+    h = model.token_embedding(ids) * d ** 0.5 + model.positions[: ids.shape[1]]
+    for block in model.blocks:
+        h = run_block(h, block)
+    return F.linear(model.norm(h), model.token_embedding.weight)
+""",
     },
     "exp_loops_and_jacobian": {
         "positional_encoding": EXP_POSITIONS,
@@ -223,8 +288,8 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 """,
     "transformer_block": """
 def transformer_block(x, block, causal=False):
-    def self_attention(h):
-        return block.self_attn(h, causal=causal)[0]
+""" + SELF_ATTENTION.format(causal="causal") + """
+    self_attention = sa
 
     def feed_forward(h):
         return block.linear2(block.activation(block.linear1(h)))

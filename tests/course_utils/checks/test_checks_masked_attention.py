@@ -126,7 +126,7 @@ def test_right_split_passes_and_its_mistakes_are_named():
     checks.check_split_heads(right.double().numpy(), X, 4)
     with pytest.raises(AssertionError, match="mixes"):
         checks.check_split_heads(X.reshape(2, 4, 3, 2), X, 4)
-    with pytest.raises(AssertionError, match="consecutive block"):
+    with pytest.raises(AssertionError, match="consecutive columns"):
         checks.check_split_heads(X.reshape(2, 3, 2, 4).permute(0, 3, 1, 2), X, 4)
     with pytest.raises(AssertionError, match="wrong place"):
         checks.check_split_heads(X.reshape(2, 3, 4, 2), X, 4)

@@ -4,6 +4,7 @@ The right answers come from PyTorch (``nn.LayerNorm``, ``nn.TransformerEncoderLa
 from the formula written out entry by entry; the mistakes are written out here by hand.
 """
 
+import copy
 import math
 import re
 
@@ -347,3 +348,26 @@ def test_is_causal_of_takes_what_the_test_states_and_works_nothing_out():
         checks.check_is_causal_of(False, never_called, x, expected=True)
     with pytest.raises(AssertionError, match="said True for the function it was given"):
         checks.check_is_causal_of(True, lambda x: x, x, expected=False)
+
+
+# -- the whole GPT ----------------------------------------------------------------------------
+
+
+def test_the_gpt_check_passes_the_models_own_logits_and_names_two_mistakes():
+    from course_utils.models.gpt import GPTConfig, TinyGPT
+
+    torch.manual_seed(0)
+    model = TinyGPT(GPTConfig(20, block_size=6, d_model=8, n_layers=2, n_heads=2,
+                              dim_feedforward=16)).eval()
+    ids = torch.randint(20, (2, 5))
+    with torch.no_grad():
+        right = model(ids)
+        checks.check_gpt_logits(right, ids, model, None)
+        no_positions = copy.deepcopy(model)
+        no_positions.positions.zero_()
+        with raises("gpt_no_positions"):
+            checks.check_gpt_logits(no_positions(ids), ids, model, None)
+        no_norm = copy.deepcopy(model)
+        no_norm.norm = torch.nn.Identity()
+        with raises("gpt_no_final_norm"):
+            checks.check_gpt_logits(no_norm(ids), ids, model, None)
