@@ -61,7 +61,7 @@ LINEAR_MISTAKES = {
     "separation_means": "you compared average distances: the inequality must hold for EVERY "
     "pair, so look at the one pair that makes it hardest",
     "separation_farthest_query": "you divided by the distance of the FARTHEST query: the "
-    "inequality must hold for the nearest query too, the one that makes it hardest",
+    "inequality must hold for EVERY query, so ask which one makes it hardest",
     "separation_squared": "you compared squared distances: the definition compares the "
     "distances themselves",
     "not_causal": "you summed over ALL keys: causal attention keeps j ≤ i only (running sums "

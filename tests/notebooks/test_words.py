@@ -13,8 +13,6 @@ from tests.conftest import REPO
 
 MOST_WORDS = 4500
 ASSIGNMENTS = sorted(p.name for p in (REPO / "notebooks").iterdir() if p.is_dir())
-# Over the limit today (issue 46); each leaves this set when its page is cut.
-LONG_TODAY = {"07_linear_attention"}
 
 
 def words_of(assignment: str) -> int:
@@ -23,9 +21,7 @@ def words_of(assignment: str) -> int:
     return sum(len(cell.source.split()) for cell in release.cells if cell.cell_type == "markdown")
 
 
-@pytest.mark.parametrize("assignment", [
-    pytest.param(a, marks=pytest.mark.xfail(strict=True, reason="still too long (issue 46)"))
-    if a in LONG_TODAY else a for a in ASSIGNMENTS])
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_each_notebook_teaches_in_at_most_4500_words(assignment):
     words = words_of(assignment)
     assert words <= MOST_WORDS, (

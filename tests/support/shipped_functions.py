@@ -61,15 +61,9 @@ _TINY_GPT = made_by("course_utils.models.gpt.GPTConfig", vocab_size=64, block_si
 _BLOCK = {"d_model": SIZE, "nhead": COUNT, "dim_feedforward": 32, "dropout": 0.0}
 ARGUMENTS: dict[str, dict | tuple] = {
     "course_utils.models.attention.MultiHeadAttention": {"embed_dim": SIZE, "num_heads": COUNT},
-    # the linear attention it runs is its caller's (notebook 07: the student's own)
-    "course_utils.models.linear_gpt.KernelSelfAttention": {
-        "embed_dim": SIZE, "num_heads": COUNT, "kind": "linear",
-        "linear_attention": made_by("torch.nn.Identity")},
-    "course_utils.models.linear_gpt.NoAttention": {"embed_dim": SIZE},
     "course_utils.models.transformer.TransformerBlock": _BLOCK,
     "course_utils.models.transformer.DecoderBlock": _BLOCK,
     "course_utils.models.gpt.TinyGPT": {"config": _TINY_GPT},
-    "course_utils.models.linear_gpt.AttentionGPT": {"config": _TINY_GPT},
     "course_utils.models.span_qa.SpanQA": {
         "encoder": made_by("course_utils.models.minilm.MiniLMEncoder")},
     "course_utils.student.OwnNumbers": {"purpose": "probe", "student": None},
