@@ -5,6 +5,7 @@ dictionaries, a library's private parts, and objects built to answer for themsel
 import ast
 from collections.abc import Callable, Iterator
 
+from course_utils.exercises import EXERCISES
 from grader.integrity.tamper.families import (
     ANSWERS_COMPARISONS,
     ARRAY_TYPES,
@@ -154,8 +155,16 @@ class Uses:
         return None
 
 
+# A library's private module that is an exercise's twin (``tiktoken._educational.*``) is named
+# as a twin ("imports a twin", grader.integrity.tamper.twins), not as its private parts.
+TWIN_MODULES = frozenset(twin.removesuffix(".*") for exercise in EXERCISES.values()
+                         for twin in exercise.twins if twin.endswith(".*"))
+
+
 def _private_path(path: str) -> bool:
-    """Whether a module path has a private part (``torch._C``), not in the course's library."""
-    if path in PUBLIC_UNDERSCORED_PATHS or under(path, OWN_LIBRARY):
+    """Whether a module path has a private part (``torch._C``), not in the course's library
+    nor a twin module of an exercise."""
+    if (path in PUBLIC_UNDERSCORED_PATHS or under(path, OWN_LIBRARY)
+            or any(under(path, module) for module in TWIN_MODULES)):
         return False
     return any(is_private(part) and part not in PUBLIC_UNDERSCORED for part in path.split("."))
