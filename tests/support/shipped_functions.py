@@ -24,8 +24,9 @@ What it skips, and why (:func:`shipped_candidates` returns them, each with its r
   it is defined, or not shipped;
 * the modules of the guards and of the grading kernel (``course_utils.checks.guards``,
   ``course_utils.grading_kernel``, ``course_utils.switches``, and the exercises' rules and
-  allowances that the guards read, ``course_utils.exercises.allowance``:
-  :data:`MACHINERY`): they act on the interpreter, not on an exercise's values (import
+  allowances that the guards read, ``course_utils.exercises.allowance``, and the kernel
+  client the students' Jupyter runs, ``course_utils.jupyter``: :data:`MACHINERY`): they act
+  on the interpreter, not on an exercise's values (import
   hooks, function modes, the leftovers' baseline, the refusals an answer cell caught), and
   called with an exercise's inputs they change what every later test in the kernel sees (an
   import hook left behind breaks the notebook's next import);
@@ -51,7 +52,8 @@ __all__ = ["ARGUMENTS", "MACHINERY", "Candidate", "Skipped", "fits", "machinery"
            "required_positional", "same_tree", "shipped_candidates"]
 
 MACHINERY = ("course_utils.checks.guards", "course_utils.grading_kernel",
-             "course_utils.switches", "course_utils.exercises.allowance")
+             "course_utils.switches", "course_utils.exercises.allowance",
+             "course_utils.jupyter")
 
 # How each class of the package that needs arguments is built for a probe: {argument: a
 # value, or what to read off the inputs}, or what makes the whole instance. A class that
@@ -64,6 +66,7 @@ ARGUMENTS: dict[str, dict | tuple] = {
     "course_utils.models.transformer.TransformerBlock": _BLOCK,
     "course_utils.models.transformer.DecoderBlock": _BLOCK,
     "course_utils.models.gpt.TinyGPT": {"config": _TINY_GPT},
+    "course_utils.models.tiny_world.WordTokenizer": {"text": "the cat sat on the mat"},
     "course_utils.models.span_qa.SpanQA": {
         "encoder": made_by("course_utils.models.minilm.MiniLMEncoder")},
     "course_utils.student.OwnNumbers": {"purpose": "probe", "student": None},
