@@ -57,7 +57,7 @@ WIDGETS = {
     "04_alpha3_by_hand": (Widget("softmax_scale_slider(", (Slider("c", to=0.9),)),),
     "05_masked_attention": (Widget("widgets.interact(draw", (
         Dropdown("sentence", "tree bark"), Slider("layer", to=0.9), Slider("head", to=0.5))),),
-    "06_transformer_blocks": (Widget("widgets.interact(sample", (
+    "06_transformer_blocks": (Widget("widgets.interact(lambda temperature", (
         Slider("temperature", to=0.9),)),),
     "07_linear_attention": (Widget("widgets.interact(draw_fmm", (
         Slider("layer", to=0.8), Slider("head", to=0.7), Slider("bandwidth", to=0.5),
