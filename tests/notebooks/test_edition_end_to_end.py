@@ -29,31 +29,12 @@ from course_utils.jupyter.kernel_client import SLICE
 from tests.grader.running.test_kernel_client import waits_between_cells
 from tests.grading_cases import all_cases
 from tests.notebooks.test_edition_routes import GITHUB, git, source_copy
-from tests.notebooks.test_student_edition import OFFLINE_PIP, short_notebook
+from tests.notebooks.test_student_edition import OFFLINE_PIP, offline_clone, short_notebook
 from tests.support.colab_runtime import COLAB, COLAB_PYTHON, PROTECTED, normalised
 from tests.support.nbgrader_cells import by_grade_id, errors, roles
 from tools.student_edition import SETUP_FIRST_LINE, build
 
 pytestmark = pytest.mark.notebook
-
-
-def offline_clone(edition: Path, folder: Path) -> tuple[Path, dict]:
-    """A student's clone of ``edition`` set up with its own `make setup`, offline: its .venv
-    sees this environment's packages (a .pth file), so pip downloads nothing and installs
-    the clone's course_utils and Jupyter configuration. Returns the clone and the
-    environment to run its commands in."""
-    subprocess.run(["git", "clone", "--quiet", str(edition), str(folder)], check=True)
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", folder / ".venv"], check=True)
-    python = folder / ".venv" / "bin" / "python"
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    (Path(site) / "course-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    environment = {**os.environ, **OFFLINE_PIP, "PYTHON": sys.executable,
-                   "PATH": f"{python.parent}:{os.environ['PATH']}"}
-    setup = subprocess.run(["make", "setup"], cwd=folder, env=environment, capture_output=True,
-                           text=True)
-    assert setup.returncode == 0, setup.stdout + setup.stderr
-    return folder, environment
 
 
 def answer_cell(notebook) -> int:

@@ -228,6 +228,25 @@ OFFLINE_PIP = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0",  # "0": no is
 FIRST_EXERCISE_OF = "03_bpe"
 
 
+def offline_clone(edition: Path, folder: Path) -> tuple[Path, dict]:
+    """A student's clone of ``edition`` set up with its own `make setup`, offline: its .venv
+    sees this environment's packages (a .pth file), so pip downloads nothing and installs
+    the clone's course_utils and Jupyter configuration. Returns the clone and the
+    environment to run its commands in."""
+    subprocess.run(["git", "clone", "--quiet", str(edition), str(folder)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", folder / ".venv"], check=True)
+    python = folder / ".venv" / "bin" / "python"
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    (Path(site) / "course-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    environment = {**os.environ, **OFFLINE_PIP, "PYTHON": sys.executable,
+                   "PATH": f"{python.parent}:{os.environ['PATH']}"}
+    setup = subprocess.run(["make", "setup"], cwd=folder, env=environment, capture_output=True,
+                           text=True)
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    return folder, environment
+
+
 def short_notebook(release: Path, correct_answers: dict) -> tuple[nbformat.NotebookNode, str]:
     """The release's cells up to its first exercise's test cell, then that exercise again
     with a correct answer from the grading cases; and the exercise's grade id. A first cell
@@ -248,18 +267,8 @@ def short_notebook(release: Path, correct_answers: dict) -> tuple[nbformat.Noteb
 
 @pytest.mark.notebook
 def test_a_fresh_clone_sets_up_and_a_blank_notebooks_first_check_runs(edition, tmp_path):
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "--quiet", str(edition), str(clone)], check=True)
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", clone / ".venv"], check=True)
+    clone, environment = offline_clone(edition, tmp_path / "clone")
     python = clone / ".venv" / "bin" / "python"
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    (Path(site) / "course-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-
-    environment = {**os.environ, **OFFLINE_PIP, "PYTHON": sys.executable}
-    setup = subprocess.run(["make", "setup"], cwd=clone, env=environment, capture_output=True,
-                           text=True)
-    assert setup.returncode == 0, setup.stdout + setup.stderr
     assert (clone / ".venv" / ".installed").exists()
 
     release = clone / "notebooks" / FIRST_EXERCISE_OF / f"{FIRST_EXERCISE_OF}.ipynb"
@@ -272,7 +281,7 @@ def test_a_fresh_clone_sets_up_and_a_blank_notebooks_first_check_runs(edition, t
          "nbclient.NotebookClient(notebook, allow_errors=True, timeout=120,\n"
          "    resources={'metadata': {'path': sys.argv[2]}}).execute()\n"
          "nbformat.write(notebook, sys.argv[1])\n", path, path.parent],
-        cwd=tmp_path, env={**environment, "PATH": f"{python.parent}:{environment['PATH']}"},
+        cwd=tmp_path, env=environment,
         capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     executed = nbformat.read(path, as_version=4)
