@@ -3,6 +3,10 @@
 import shutil
 from pathlib import Path
 
+import nbformat
+
+from tests.support.nbgrader_course import grade_id, solution_cells
+
 REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
 
@@ -22,4 +26,17 @@ def copy_into(notebook: Path, folder: Path) -> Path:
     copy = folder / notebook.parent.name / notebook.name
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(notebook, copy)
+    return copy
+
+
+def answered_copy(assignment: str, folder: Path) -> Path:
+    """Copy the release of ``assignment`` into ``folder`` like ``copy_into``, with the
+    instructor's answer typed into every answer cell: a student who has finished."""
+    copy = copy_into(release(assignment), folder)
+    notebook = nbformat.read(copy, as_version=4)
+    answers = solution_cells(assignment)
+    for cell in notebook.cells:
+        if grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+    nbformat.write(notebook, copy)
     return copy

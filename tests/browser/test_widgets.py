@@ -1,7 +1,8 @@
 """Every widget of the notebooks renders in JupyterLab and answers each of its controls.
 
 For each notebook with widgets, the student's release is opened and run (its blank
-answers do not stop the widget cells: none of them uses an answer), every control of
+answers do not stop the widget cells; a widget that shows what the student's answers
+compute runs on the release with the instructor's answers typed in), every control of
 every widget is moved, with the mouse and then from the keyboard alone (Tab to it, its
 keys: tests/browser/controls.py), and each time the picture the widget shows must change.
 The release is what students see; the solutions' widget cells are the same code.
@@ -21,7 +22,7 @@ from tests.browser.controls import (
     displayed,
     wait_for_new_picture,
 )
-from tests.browser.course import ASSIGNMENTS, copy_into, release
+from tests.browser.course import ASSIGNMENTS, answered_copy, copy_into, release
 from tests.browser.notebook_page import open_in_lab
 from tests.support.nbgrader_cells import by_code, exercise_cells
 
@@ -34,7 +35,9 @@ class Widget:
     """A widget: the code that shows it, its controls, and where it draws (CSS selectors).
 
     ``drawn_at_start``: whether it shows something before a control moves (an
-    ``interact_manual`` draws on its button's first click only).
+    ``interact_manual`` draws on its button's first click only). ``answered``: whether
+    it shows the student's answers at work (on a blank release it only says which
+    exercises to finish, the same words whatever the controls say).
     """
 
     code: str
@@ -42,6 +45,7 @@ class Widget:
     view: str = ".widget-interact"
     output: str = ".widget-output"
     drawn_at_start: bool = True
+    answered: bool = False
 
 
 WIDGETS = {
@@ -57,8 +61,8 @@ WIDGETS = {
     "04_alpha3_by_hand": (Widget("softmax_scale_slider(", (Slider("c", to=0.9),)),),
     "05_masked_attention": (Widget("widgets.interact(draw", (
         Dropdown("sentence", "tree bark"), Slider("layer", to=0.9), Slider("head", to=0.5))),),
-    "06_transformer_blocks": (Widget("widgets.interact(lambda temperature", (
-        Slider("temperature", to=0.9),)),),
+    "06_transformer_blocks": (Widget("widgets.interact(show_sample", (
+        Slider("temperature", to=0.9),), answered=True),),
     "07_linear_attention": (Widget("widgets.interact(draw_fmm", (
         Slider("layer", to=0.8), Slider("head", to=0.7), Slider("bandwidth", to=0.5),
         Slider("w_near", to=0.2))),),
@@ -84,7 +88,10 @@ def test_widgets_render_and_respond(assignment, page, steps, student_server, wor
     cells = [by_code(blank, widget.code) for widget in WIDGETS[assignment]]
 
     with steps(f"opens {assignment} and runs it down to its last widget"):
-        notebook = open_in_lab(page, student_server, copy_into(release(assignment), workspace))
+        answered = any(widget.answered for widget in WIDGETS[assignment])
+        copy = (answered_copy(assignment, workspace) if answered
+                else copy_into(release(assignment), workspace))
+        notebook = open_in_lab(page, student_server, copy)
         notebook.run_in_sections(alone=exercise_cells(blank), last=max(cells))
 
     for widget, cell in zip(WIDGETS[assignment], cells, strict=True):
