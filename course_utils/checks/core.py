@@ -20,7 +20,8 @@ import torch
 
 from .guards import checked_plainly
 
-__all__ = ["as_tensor", "check_close", "check_rows_sum_to_one", "check_shape", "comparing"]
+__all__ = ["Unfinished", "as_tensor", "check_close", "check_rows_sum_to_one", "check_shape",
+           "comparing"]
 
 QUERY_AXIS = (
     "you took the softmax over the queries (dim=0) instead of over the keys "
@@ -143,3 +144,24 @@ def comparing(exercises: str):
         print(f"(finish {exercises} to compare)")
     except Exception as error:  # a wrong answer may fail here too: say so, and go on
         print(f"(your code could not be compared: {type(error).__name__}: {error})")
+
+
+class Unfinished:
+    """Stands for what an exercise's function returns until the exercise is done, in a
+    plain cell whose later cells use the result: ``byte_level = checks.Unfinished("exercise
+    4")``. Any use of it (an attribute, an item, ``in``, a loop, ``len``, a call) raises
+    ``NotImplementedError``, which ``comparing`` reports as "finish exercise 4"."""
+
+    def __init__(self, exercise: str):
+        self.exercise = exercise
+
+    def _not_yet(self, *_):
+        raise NotImplementedError(f"{self.exercise} is not done yet")
+
+    def __getattr__(self, name: str):
+        self._not_yet()
+
+    __getitem__ = __contains__ = __iter__ = __len__ = __call__ = _not_yet
+
+    def __repr__(self) -> str:
+        return f"Unfinished({self.exercise!r})"

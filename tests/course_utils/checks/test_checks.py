@@ -278,6 +278,15 @@ def test_comparing_says_what_it_could_not_compare_and_goes_on(capsys):
     assert printed[2:] == ["agrees: True"]
 
 
+@pytest.mark.parametrize("use", [
+    lambda ranks: ranks.get((1, 2)), lambda ranks: ranks[(1, 2)], lambda ranks: (1, 2) in ranks,
+    lambda ranks: list(ranks), lambda ranks: len(ranks), lambda ranks: ranks("text")])
+def test_an_unfinished_result_asks_for_its_exercise_wherever_it_is_used(use, capsys):
+    with checks.comparing("exercises 4 and 6"):
+        print("agrees:", use(checks.Unfinished("exercise 4")))
+    assert capsys.readouterr().out == "(finish exercises 4 and 6 to compare)\n"
+
+
 def test_comparing_lets_an_interrupt_through():
     with pytest.raises(KeyboardInterrupt), checks.comparing("exercise 1"):
         raise KeyboardInterrupt
