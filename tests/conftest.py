@@ -8,6 +8,8 @@ import matplotlib
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The course's assignments, one folder of solutions/ each (their releases: notebooks/).
+ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
 
 # Kernels started by nbval and nbgrader are found on PATH: use this environment's python,
 # even when pytest is run without activating the virtual environment.

@@ -5,10 +5,8 @@ from pathlib import Path
 
 import nbformat
 
+from tests.conftest import REPO
 from tests.support.nbgrader_course import grade_id, solution_cells
-
-REPO = Path(__file__).resolve().parents[2]
-ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
 
 
 def release(assignment: str) -> Path:

@@ -17,8 +17,9 @@ import pytest
 
 from tests.browser import axe
 from tests.browser.conftest import GRADED
-from tests.browser.course import ASSIGNMENTS, copy_into, release, solution
+from tests.browser.course import copy_into, release, solution
 from tests.browser.notebook_page import open_in_lab
+from tests.conftest import ASSIGNMENTS
 from tests.notebooks.test_docs import DOC_PAGES, DOCS, build
 from tools import slides
 

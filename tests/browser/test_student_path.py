@@ -20,10 +20,11 @@ from course_utils.checks.attention import MISTAKES
 from grader.outputs.rubrics import is_rubric
 from tests.browser.conftest import GRADED, STUDENT
 from tests.browser.controls import Slider, displayed, wait_for_new_picture
-from tests.browser.course import ASSIGNMENTS, copy_into, release, solution
+from tests.browser.course import copy_into, release, solution
 from tests.browser.jupyter_server import running_server
 from tests.browser.notebook_page import NotebookPage, menu, open_in_lab
 from tests.browser.steps import PageErrors
+from tests.conftest import ASSIGNMENTS
 from tests.grading_cases.alpha3_by_hand import ASSIGNMENT, WRONG
 from tests.notebooks.test_docs import manually_graded
 from tests.support.nbgrader_cells import (

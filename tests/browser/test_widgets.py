@@ -22,8 +22,9 @@ from tests.browser.controls import (
     displayed,
     wait_for_new_picture,
 )
-from tests.browser.course import ASSIGNMENTS, answered_copy, copy_into, release
+from tests.browser.course import answered_copy, copy_into, release
 from tests.browser.notebook_page import open_in_lab
+from tests.conftest import ASSIGNMENTS
 from tests.support.nbgrader_cells import by_code, exercise_cells
 
 # A code cell that shows a widget: interact, an assembled box, or the course's helper.

@@ -25,13 +25,17 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_utils import student
 from course_utils.jupyter.kernel_client import SLICE
+from course_utils.quick import QUICK_ENV
+from tests.conftest import ASSIGNMENTS
 from tests.grader.running.test_kernel_client import waits_between_cells
 from tests.grading_cases import all_cases
 from tests.notebooks.test_edition_routes import GITHUB, git, source_copy
-from tests.notebooks.test_student_edition import OFFLINE_PIP, offline_clone, short_notebook
+from tests.notebooks.test_student_edition import OFFLINE_PIP, offline_clone
 from tests.support.colab_runtime import COLAB, COLAB_PYTHON, PROTECTED, normalised
 from tests.support.nbgrader_cells import by_grade_id, errors, roles
+from tests.support.nbgrader_course import grade_id, solution_cells
 from tools.student_edition import SETUP_FIRST_LINE, build
 
 pytestmark = pytest.mark.notebook
@@ -235,53 +239,79 @@ sys.modules.update({"google": google, "google.colab": google.colab})
 """
 
 
-def test_a_notebook_runs_on_colabs_versions_after_its_set_up_cell(tmp_path):
-    """Colab's notebook as a student runs it: the set-up cell (with ``google.colab``
-    present, installing from the edition's folder instead of GitHub), then the notebook's
-    cells up to its first exercise's check, in Colab's versions; afterwards every package
-    the environment held is still at its version."""
+COLAB_ID = "colab.student"
+ID_CALL = f'# student.use_id("{student.PLACEHOLDER}")'  # 04's id cell, as released
+# Each notebook in a folder of its own, as Colab opens it from GitHub (nothing beside it).
+RUN_ON_COLAB = """\
+import os, sys, time, nbformat, nbclient
+for path in sys.argv[1:]:
+    notebook = nbformat.read(path, as_version=4)
+    started = time.monotonic()
+    nbclient.NotebookClient(notebook, allow_errors=True, timeout=600,
+                            resources={'metadata': {'path': os.path.dirname(path)}}).execute()
+    nbformat.write(notebook, path)
+    print(f"{os.path.basename(path)}: {time.monotonic() - started:.1f} s", flush=True)
+"""
+
+
+def finished_on_colab(path: Path, assignment: str, edition: Path) -> nbformat.NotebookNode:
+    """The edition's notebook at ``path`` as a student who has finished it runs it on
+    Colab: ``google.colab`` present, the set-up cell installing from the edition's folder
+    instead of GitHub, the student's id set in the notebook (04), every answer typed in
+    (the instructor's)."""
+    notebook = nbformat.read(path, as_version=4)
+    answers = solution_cells(assignment)
+    archive = f"https://github.com/{GITHUB}/archive/refs/heads/main.zip"
+    for cell in notebook.cells:
+        if grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+        elif cell.source.startswith(SETUP_FIRST_LINE):
+            assert archive in cell.source
+            cell.source = cell.source.replace(archive, edition.as_uri())
+        elif ID_CALL in cell.source:
+            cell.source = cell.source.replace(ID_CALL, f'student.use_id("{COLAB_ID}")')
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(FAKE_COLAB))
+    return notebook
+
+
+def test_every_notebook_runs_top_to_bottom_on_colabs_versions(tmp_path):
+    """Each notebook of the edition as a student runs it on Colab, in Colab's versions: its
+    set-up cell, then every cell, the checks included, with the answers typed in, in quick
+    mode (each notebook's heavy demos shrunk, as nbgrader runs them). No cell fails, the
+    set-up turns Colab's widgets on, and afterwards every package the environment held is
+    still at its version."""
     edition = build(tmp_path / "edition", github=GITHUB)
     python = colab_like_environment(tmp_path / "colab")
     before = installed(python)
     assert before["numpy"] == COLAB["numpy"] and before["ipywidgets"] == COLAB["ipywidgets"]
 
-    name = "03_bpe"
-    path = edition / "notebooks" / name / f"{name}.ipynb"
-    notebook, grade_id = short_notebook(path, all_cases()[name].CORRECT)
-    notebook.cells = notebook.cells[1:]  # not its probe: course_utils comes with the set-up
-    setup = next(cell for cell in notebook.cells if cell.source.startswith(SETUP_FIRST_LINE))
-    archive = f"https://github.com/{GITHUB}/archive/refs/heads/main.zip"
-    assert archive in setup.source
-    setup.source = setup.source.replace(archive, edition.as_uri())
-    notebook.cells.insert(0, nbformat.v4.new_code_cell(FAKE_COLAB))
-    run_path = tmp_path / "run.ipynb"
-    nbformat.write(notebook, run_path)
-    started = time.monotonic()
+    runs = []
+    for folder in sorted((edition / "notebooks").iterdir()):
+        run_path = tmp_path / "runs" / folder.name / f"{folder.name}.ipynb"
+        run_path.parent.mkdir(parents=True)
+        nbformat.write(finished_on_colab(folder / f"{folder.name}.ipynb", folder.name, edition),
+                       run_path)
+        runs.append(run_path)
+    assert [path.stem for path in runs] == ASSIGNMENTS
+
+    unset = ("COURSE_STUDENT", "JUPYTERHUB_USER")  # Colab's kernel has no id: 04 sets its own
+    environment = {name: value for name, value in os.environ.items() if name not in unset}
     run = subprocess.run(
-        [python, "-c", "import sys, nbformat, nbclient\n"
-         "notebook = nbformat.read(sys.argv[1], as_version=4)\n"
-         "nbclient.NotebookClient(notebook, allow_errors=True, timeout=600,\n"
-         "    resources={'metadata': {'path': sys.argv[2]}}).execute()\n"
-         "nbformat.write(notebook, sys.argv[1])\n", run_path, tmp_path],
-        capture_output=True, text=True,
-        env={**os.environ, "PATH": f"{python.parent}:{os.environ['PATH']}"})
+        [python, "-c", RUN_ON_COLAB, *runs], capture_output=True, text=True,
+        env={**environment, QUICK_ENV: "1", "PATH": f"{python.parent}:{os.environ['PATH']}"})
     assert run.returncode == 0, run.stdout + run.stderr
-    print(f"{name} on Colab's versions, set-up included: {time.monotonic() - started:.1f} s")
-    cells = nbformat.read(run_path, as_version=4).cells
-    set_up = next(cell for cell in cells if cell.source.startswith(SETUP_FIRST_LINE))
-    assert not errors(set_up), errors(set_up)
-    assert "widgets on" in "".join(output.get("text", "") for output in set_up.outputs)
-    blank_test = next(i for i, cell in enumerate(cells)
-                      if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-                      == f"test_{grade_id}")
-    for number, cell in enumerate(cells[:blank_test]):
-        assert not errors(cell), f"cell {number} before the first check: {errors(cell)}"
-    assert not errors(cells[-2]) and not errors(cells[-1]), "a correct answer failed"
+    print(run.stdout)
+    for run_path in runs:
+        cells = nbformat.read(run_path, as_version=4).cells
+        failed = {number: errors(cell) for number, cell in enumerate(cells) if errors(cell)}
+        assert not failed, f"{run_path.stem} on Colab's versions: {failed}"
+        set_up = next(cell for cell in cells if cell.source.startswith(SETUP_FIRST_LINE))
+        assert "widgets on" in "".join(out.get("text", "") for out in set_up.outputs)
 
     after = installed(python)
     changed = {name: (version, after.get(name)) for name, version in before.items()
                if after.get(name) != version}
-    assert not changed, f"the set-up cell replaced (before, after): {changed}"
+    assert not changed, f"the set-up cells replaced (before, after): {changed}"
     assert "course-utils" in after and "gensim" in after
 
 

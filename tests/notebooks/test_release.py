@@ -6,11 +6,10 @@ import re
 import nbformat
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import ASSIGNMENTS, REPO
 
 pytestmark = pytest.mark.notebook
 
-ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
 
 
 def release_files(root, assignments):

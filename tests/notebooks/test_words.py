@@ -9,10 +9,9 @@ length in them.
 import nbformat
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import ASSIGNMENTS, REPO
 
 MOST_WORDS = 4500
-ASSIGNMENTS = sorted(p.name for p in (REPO / "notebooks").iterdir() if p.is_dir())
 
 
 def words_of(assignment: str) -> int:

@@ -12,9 +12,8 @@ import pytest
 
 from grader.outputs.rubrics import is_rubric
 from grader.outputs.worked_answers import check_plain, is_worked_answer
-from tests.conftest import REPO
+from tests.conftest import ASSIGNMENTS, REPO
 
-ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
 
 
 def notebook(folder: str, assignment: str) -> nbformat.NotebookNode:
