@@ -23,6 +23,9 @@ from .guards import checked_plainly
 __all__ = ["Unfinished", "as_tensor", "check_close", "check_rows_sum_to_one", "check_shape",
            "comparing"]
 
+# What ``comparing`` prints before the error of an answer that failed while compared
+NOT_COMPARED = "your code could not be compared"
+
 QUERY_AXIS = (
     "you took the softmax over the queries (dim=0) instead of over the keys "
     "(the last axis): each ROW must sum to 1"
@@ -143,7 +146,7 @@ def comparing(exercises: str):
     except NotImplementedError:
         print(f"(finish {exercises} to compare)")
     except Exception as error:  # a wrong answer may fail here too: say so, and go on
-        print(f"(your code could not be compared: {type(error).__name__}: {error})")
+        print(f"({NOT_COMPARED}: {type(error).__name__}: {error})")
 
 
 class Unfinished:

@@ -17,6 +17,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from course_utils import checks
+from course_utils.checks.core import NOT_COMPARED
 from grader.course import Course
 from grader.integrity.tamper import imported_twins
 from grader.outputs.report import diagnosis, write_report
@@ -26,7 +27,7 @@ from grader.scoring import grades
 from grader.scoring.autograde import autograde
 from tests.conftest import REPO
 from tests.grading_cases import all_cases
-from tests.support.nbgrader_cells import errors, roles
+from tests.support.nbgrader_cells import errors, printed, roles
 from tests.support.nbgrader_course import (
     page_text,
     solution_cells,
@@ -173,6 +174,9 @@ def test_on_the_blank_release_only_the_answers_and_their_tests_fail(graded, assi
         failing = {index: errors(cell) for index, cell in enumerate(notebook.cells)
                    if errors(cell) and not roles(cell)}
         assert not failing, f"{assignment}: plain cells fail before any answer: {failing}"
+        confused = {index: cell.get("id") for index, cell in enumerate(notebook.cells)
+                    if NOT_COMPARED in printed(cell)}
+        assert not confused, f"{assignment}: say 'finish exercise n', not an error: {confused}"
 
 
 def test_a_wrong_answer_loses_its_own_points_and_no_others(cells, assignments):

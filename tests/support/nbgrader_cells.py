@@ -38,3 +38,9 @@ def errors(cell) -> list[str]:
     """The errors a saved cell shows, as 'Name: message'."""
     return [f"{out.ename}: {out.evalue}" for out in cell.get("outputs", [])
             if out.output_type == "error"]
+
+
+def printed(cell) -> str:
+    """What a saved cell printed (its stream outputs), as one text."""
+    return "".join(out.get("text", "") for out in cell.get("outputs", [])
+                   if out.output_type == "stream")
