@@ -11,7 +11,8 @@ EXERCISES = (
     # finds the cosine order with a distance search: torch's distances allowed, every cosine
     # function refused (the step from distances to cosines is the exercise)
     Exercise("nearest_words", NOTEBOOK, points=2, check="check_neighbours",
-             allowance=Allowance(says=DEFAULT.says + ", and torch.cdist", torch_ops=ELEMENTARY | {"cdist"}),
+             allowance=Allowance(says=DEFAULT.says + ", and torch.cdist",
+                                 torch_ops=ELEMENTARY | {"cdist"}),
              twins=("notebook.cosine_matrix",),
              torch_twins=("cosine_similarity",)),
     # derives a softmax whose exponentials cannot overflow: torch's softmax functions, which
