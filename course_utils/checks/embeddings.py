@@ -45,7 +45,11 @@ EMBEDDING_MISTAKES = {
     "leave it out",
     "ascending": "your neighbours are sorted from the least similar up: the most similar comes "
     "first",
-    "dot_ranking": "you ranked by dot products, which favour long vectors: rank by cosine",
+    "dot_ranking": "you ranked by dot products, which favour long vectors: look at what else "
+    "than the angle a dot product grows with",
+    "distance_ranking": "you ranked by the distances between the vectors as they are: a long "
+    "vector lies far from a short one even when they point the same way (look at what "
+    "|u − v|² is made of)",
     "no_softmax": "you used the raw dot products Qᵀ E_j as weights: the weights W_j are "
     "positive and sum to 1 (look at the display of W_j)",
     "delta_only": "you returned Δ alone: look at what E′_i adds Δ to",
@@ -99,7 +103,7 @@ def check_neighbours(actual, word: str, words, vectors, k: int, name: str = "nei
 
     ``words`` names the rows of ``vectors`` (N, d); ``word`` itself is not a neighbour.
     """
-    from sklearn.metrics.pairwise import cosine_similarity, linear_kernel
+    from sklearn.metrics.pairwise import cosine_similarity, euclidean_distances, linear_kernel
 
     words = list(words)
     vectors = as_tensor(vectors, "vectors").numpy()
@@ -122,6 +126,8 @@ def check_neighbours(actual, word: str, words, vectors, k: int, name: str = "nei
         EMBEDDING_MISTAKES["includes_itself"]: ranked(cosines, skip_self=False),
         EMBEDDING_MISTAKES["ascending"]: ranked(cosines, descending=False),
         EMBEDDING_MISTAKES["dot_ranking"]: ranked(linear_kernel(vectors[me : me + 1], vectors)),
+        EMBEDDING_MISTAKES["distance_ranking"]: ranked(
+            euclidean_distances(vectors[me : me + 1], vectors), descending=False),
     }
     for message, wrong in mistakes.items():
         if actual == wrong:

@@ -137,8 +137,11 @@ def check_window_loss(actual, W, ids, t: int, c: int, name: str = "window_loss")
     right = _cross_entropy(W, a, context)
     wrapped = _context(torch.cat([ids, ids]), len(ids) + t, c)  # ids[t + j] for t + j < 0
     mistakes = {
-        "the log-sum-exp (the softmax's denominator) is missing: look at what -log P(b|a) is "
-        "made of (section 3)": right - len(context) * torch.logsumexp(W @ W[a], 0),
+        "the log-sum-exp (the softmax's denominator) is missing: look at what P(b|a) divides "
+        "by (Key Equation 16)": right - len(context) * torch.logsumexp(W @ W[a], 0),
+        "the log-sum-exp is counted once for the whole window: each context word's "
+        "-log P(b|a) has its own (count the terms of your derivation)":
+            right - (len(context) - 1) * torch.logsumexp(W @ W[a], 0),
         "it includes j = 0, the center word predicting itself": _cross_entropy(
             W, a, torch.cat([context, ids[t : t + 1]])),
         "it averages over the context words; L_t is their sum": right / len(context),

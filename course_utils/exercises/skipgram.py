@@ -1,6 +1,6 @@
 """The exercises of 02_skipgram: one record each (``course_utils.exercises``)."""
 
-from course_utils.exercises.allowance import ELEMENTARY, LOSSES, NO_AUTOGRAD, Allowance, NoAutograd
+from course_utils.exercises.allowance import DEFAULT, ELEMENTARY, NO_AUTOGRAD, Allowance, NoAutograd
 from course_utils.exercises.record import Compare, Exercise
 
 NOTEBOOK = "02_skipgram"
@@ -9,10 +9,16 @@ EXERCISES = (
     # the pairs in any order (the exercise says so; the check compares them as a multiset)
     Exercise("window_pairs", NOTEBOOK, points=2, check="check_window_pairs",
              compare=Compare(unordered=True)),
-    # may take PyTorch's cross-entropy (log-softmax and the negative log-likelihood of the
-    # text); the closed-form gradient no autograd
+    # derives L_t from the probability model: torch's log-sum-exp allowed, its softmax
+    # functions and losses (which hold the derived form already) refused
     Exercise("window_loss", NOTEBOOK, points=3, check="check_window_loss",
-             allowance=Allowance(torch_ops=ELEMENTARY | LOSSES)),
+             allowance=Allowance(
+                 says=DEFAULT.says + ", torch.logsumexp among them, but not torch's softmax "
+                                     "functions (softmax, log_softmax) or its losses "
+                                     "(cross_entropy, nll_loss)",
+                 torch_ops=ELEMENTARY - {"softmax", "log_softmax"}),
+             torch_twins=("cross_entropy", "nll_loss", "log_softmax")),
+    # the closed-form gradient: no autograd
     Exercise("sgd_step", NOTEBOOK, points=5, check="check_sgd_step",
              allowance=NO_AUTOGRAD,
              rules=(NoAutograd,)),

@@ -24,9 +24,17 @@ def window_loss(W, ids, t, c):
 # Python's negative indices wrap to the end of the text instead of being skipped.
 WRAPS_AROUND = """
 def window_loss(W, ids, t, c):
-    log_p = torch.log_softmax(W @ W[ids[t]], dim=-1)
+    scores = W @ W[ids[t]]
     context = [t + j for j in range(-c, c + 1) if j != 0 and t + j < len(ids)]
-    return -log_p[ids[context]].sum()
+    return len(context) * torch.logsumexp(scores, dim=0) - scores[ids[context]].sum()
+"""
+
+# The vocabulary's log-sum-exp once for the window, not once per context word.
+LOG_SUM_EXP_ONCE = """
+def window_loss(W, ids, t, c):
+    scores = W @ W[ids[t]]
+    context = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+    return torch.logsumexp(scores, dim=0) - scores[ids[context]].sum()
 """
 
 NEGATIVES_WRONG_SIGN = """
@@ -99,6 +107,16 @@ def sgd_step(W, ids, t, c, lr):
     return loss.detach(), W.grad, (W - lr * W.grad).detach()
 """
 
+# Exercise 2 answered by PyTorch's cross-entropy, which holds the derived form already: it
+# loses its points.
+CROSS_ENTROPY_LOSS = """
+def window_loss(W, ids, t, c):
+    context = torch.tensor([t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)],
+                           dtype=torch.long, device=ids.device)
+    scores = (W @ W[ids[t]]).expand(len(context), -1)
+    return F.cross_entropy(scores, ids[context], reduction="sum")
+"""
+
 # Exercise 4 answered by PyTorch's logistic loss, which its text does not offer: it loses its
 # point.
 TWIN_NEGATIVE_SAMPLING = """
@@ -125,11 +143,12 @@ WRONG = {
         "sgd_step": NO_EXPECTED_TERM,
         "negative_sampling_loss": SUMS_OVER_BATCH,
     },
-    "only_center_row": {"sgd_step": ONLY_CENTER_ROW},
+    "only_center_row": {"window_loss": LOG_SUM_EXP_ONCE, "sgd_step": ONLY_CENTER_ROW},
     "center_row_overwritten": {"sgd_step": CENTER_ROW_OVERWRITTEN},
     "gradient_ascent": {"sgd_step": GRADIENT_ASCENT},
     "autograd_instead": {"sgd_step": AUTOGRAD_INSTEAD},
-    "library_twin": {"negative_sampling_loss": TWIN_NEGATIVE_SAMPLING},
+    "library_twin": {"window_loss": CROSS_ENTROPY_LOSS,
+                     "negative_sampling_loss": TWIN_NEGATIVE_SAMPLING},
 }
 
 # ------------------------------------------------------------------ right, another way
@@ -187,7 +206,7 @@ def negative_sampling_loss(v_center, u_context, u_negatives):
     return torch.stack(losses).mean()
 """
 
-# zip-based pairs as a tuple-returning generator of tuples; L_t through F.cross_entropy;
+# zip-based pairs as a tuple-returning generator of tuples; L_t from one-hot counts;
 # the gradient from one-hot matrices; the negatives with einsum.
 ZIP_PAIRS = """
 def window_pairs(words, c):
@@ -198,12 +217,14 @@ def window_pairs(words, c):
     return pairs
 """
 
-CROSS_ENTROPY_LOSS = """
+# The derived form with one-hot counts: m log-sum-exp minus the counted context scores.
+ONE_HOT_LOSS = """
 def window_loss(W, ids, t, c):
-    context = torch.tensor([t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)],
-                           dtype=torch.long, device=ids.device)
-    scores = (W @ W[ids[t]]).expand(len(context), -1)
-    return F.cross_entropy(scores, ids[context], reduction="sum")
+    N = W.shape[0]
+    positions = [t + j for j in range(-c, c + 1) if j != 0 and 0 <= t + j < len(ids)]
+    counts = F.one_hot(ids[positions], N).sum(dim=0).to(W.dtype)   # n_i, (N,)
+    scores = F.one_hot(ids[t], N).to(W.dtype) @ W @ W.T             # v_a . v_i, (N,)
+    return counts.sum() * torch.logsumexp(scores, dim=0) - counts @ scores
 """
 
 SGD_STEP_ONE_HOT = """
@@ -237,7 +258,7 @@ CORRECT = {
     },
     "zip_and_one_hot": {
         "window_pairs": ZIP_PAIRS,
-        "window_loss": CROSS_ENTROPY_LOSS,
+        "window_loss": ONE_HOT_LOSS,
         "sgd_step": SGD_STEP_ONE_HOT,
         "negative_sampling_loss": EINSUM_NEGATIVES,
     },

@@ -20,17 +20,29 @@ def cosine_matrix(a, b):
 
 INCLUDES_ITSELF = """
 def nearest_words(word, vocabulary, vectors, k):
-    me = vocabulary.index(word)
-    similarity = F.cosine_similarity(vectors[me].unsqueeze(0), vectors, dim=1)
-    return [vocabulary[n] for n in similarity.topk(k).indices.tolist()]
+    unit = vectors / vectors.norm(dim=1, keepdim=True)
+    distances = torch.cdist(unit[vocabulary.index(word)][None], unit)[0]
+    return [vocabulary[n] for n in distances.argsort()[:k].tolist()]
 """
 
+# The farthest first: distances sorted from the largest down.
 ASCENDING = """
 def nearest_words(word, vocabulary, vectors, k):
     me = vocabulary.index(word)
-    similarity = F.cosine_similarity(vectors[me].unsqueeze(0), vectors, dim=1)
-    similarity[me] = float("inf")
-    return [vocabulary[n] for n in similarity.argsort().tolist()[:k]]
+    unit = vectors / vectors.norm(dim=1, keepdim=True)
+    distances = torch.cdist(unit[me][None], unit)[0]
+    distances[me] = float("-inf")
+    return [vocabulary[n] for n in distances.argsort(descending=True)[:k].tolist()]
+"""
+
+# The distance search on the vectors as they are: long and short vectors of one direction
+# lie far apart.
+RAW_DISTANCE = """
+def nearest_words(word, vocabulary, vectors, k):
+    me = vocabulary.index(word)
+    distances = torch.cdist(vectors[me][None], vectors)[0]
+    distances[me] = float("inf")
+    return [vocabulary[n] for n in distances.argsort()[:k].tolist()]
 """
 
 NO_SOFTMAX = """
@@ -89,6 +101,24 @@ def cosine_matrix(a, b):
     return F.cosine_similarity(a[:, None], b[None], dim=-1)
 """
 
+# PyTorch's cosines, which exercise 3 refuses (it asks for the cosine order from distances).
+TWIN_NEAREST_TORCH = """
+def nearest_words(word, vocabulary, vectors, k):
+    me = vocabulary.index(word)
+    similarity = F.cosine_similarity(vectors[me].unsqueeze(0), vectors, dim=1)
+    similarity[me] = float("-inf")
+    return [vocabulary[n] for n in similarity.topk(k).indices.tolist()]
+"""
+
+# The student's own cosine_matrix of exercise 2, which exercise 3's text refuses too.
+OWN_COSINES = """
+def nearest_words(word, vocabulary, vectors, k):
+    me = vocabulary.index(word)
+    similarity = torch.as_tensor(cosine_matrix(vectors[me : me + 1], vectors))[0]
+    similarity[me] = float("-inf")
+    return [vocabulary[n] for n in similarity.topk(k).indices.tolist()]
+"""
+
 TWIN_NEAREST = """
 def nearest_words(word, vocabulary, vectors, k):
     from sklearn.metrics.pairwise import cosine_similarity
@@ -140,7 +170,8 @@ WRONG = {
         "updated_embedding": LITERAL_SOFTMAX,
         "updated_embeddings": NO_RESIDUAL,
     },
-    "later_words_count": {"updated_embedding": LATER_WORDS, "updated_embeddings": NO_CAUSAL_MASK},
+    "later_words_count": {"nearest_words": RAW_DISTANCE, "updated_embedding": LATER_WORDS,
+                          "updated_embeddings": NO_CAUSAL_MASK},
     "calls_the_library": {
         "embed": TWIN_EMBED,
         "cosine_matrix": TWIN_COSINE,
@@ -148,7 +179,9 @@ WRONG = {
         "updated_embedding": TWIN_UPDATE,
         "updated_embeddings": TWIN_BUILD,
     },
-    "calls_the_library_row_by_row": {"updated_embeddings": TWIN_BUILD_ROWS},
+    "calls_the_library_row_by_row": {"nearest_words": TWIN_NEAREST_TORCH,
+                                     "updated_embeddings": TWIN_BUILD_ROWS},
+    "own_cosines_for_the_neighbours": {"nearest_words": OWN_COSINES},
 }
 
 # Right answers written another way: each must get every point.
@@ -165,14 +198,19 @@ def cosine_matrix(a, b):
     return F.normalize(a, dim=1) @ F.normalize(b, dim=1).T
 """,
     "nearest_words": """
+import math
+
+
 def nearest_words(word, vocabulary, vectors, k):
-    me = vectors[vocabulary.index(word)]
+    # |u - v|^2 = |u|^2 - 2 u.v + |v|^2 = 2 - 2 cos for unit vectors
+    rows = [[float(x) for x in vector] for vector in vectors]
+    unit = [[x / math.sqrt(sum(y * y for y in row)) for x in row] for row in rows]
+    me = unit[vocabulary.index(word)]
     scored = []
-    for other, vector in zip(vocabulary, vectors):
+    for other, vector in zip(vocabulary, unit):
         if other != word:
-            cosine = float(me @ vector) / (float(me.norm()) * float(vector.norm()))
-            scored.append((cosine, other))
-    return [other for _, other in sorted(scored, reverse=True)[:k]]
+            scored.append((sum((x - y) ** 2 for x, y in zip(me, vector)), other))
+    return [other for _, other in sorted(scored)[:k]]
 """,
     "updated_embedding": """
 import math
@@ -217,11 +255,14 @@ def cosine_matrix(a, b):
     return result
 """,
     "nearest_words": """
+import numpy as np
+
+
 def nearest_words(word, vocabulary, vectors, k):
-    unit = vectors / vectors.norm(dim=1, keepdim=True)
-    cosines = unit @ unit[vocabulary.index(word)]
-    order = torch.argsort(cosines, descending=True).tolist()
-    return [vocabulary[n] for n in order if vocabulary[n] != word][:k]
+    rows = vectors.detach().cpu().numpy().astype(np.float64)
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    squared = ((unit - unit[vocabulary.index(word)]) ** 2).sum(axis=1)   # 2 - 2 cos
+    return [vocabulary[n] for n in np.argsort(squared, kind="stable") if vocabulary[n] != word][:k]
 """,
     "updated_embedding": """
 import math
@@ -273,9 +314,9 @@ def cosine_matrix(a, b):
 def nearest_words(word, vocabulary, vectors, k):
     me = vocabulary.index(word)
     vectors /= vectors.norm(dim=1, keepdim=True)
-    similarity = vectors @ vectors[me]
-    similarity[me] = float("-inf")
-    return [vocabulary[n] for n in similarity.topk(k).indices.tolist()]
+    distances = torch.cdist(vectors[me : me + 1], vectors)[0]
+    distances[me] = float("inf")
+    return [vocabulary[n] for n in distances.topk(k, largest=False).indices.tolist()]
 """,
     "updated_embedding": """
 def updated_embedding(E, i, Q, V):

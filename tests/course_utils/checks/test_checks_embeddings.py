@@ -87,6 +87,10 @@ MISTAKES = {
         [WORDS[n] for n in (VECTORS @ VECTORS[2]).argsort(descending=True).tolist() if n != 2][:3],
         "w2", WORDS, VECTORS, 3,
     ),
+    "distance_ranking": lambda: checks.check_neighbours(
+        [WORDS[n] for n in torch.cdist(VECTORS[2:3], VECTORS)[0].argsort().tolist() if n != 2][:3],
+        "w2", WORDS, VECTORS, 3,
+    ),
     "no_softmax": lambda: checks.check_contextual_update(
         E1[5] + (E1[:6] @ Q1) @ V1[:6], E1, 5, Q1, V1
     ),

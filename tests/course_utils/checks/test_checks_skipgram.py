@@ -156,6 +156,10 @@ def test_window_loss_diagnoses_each_mistake():
         "wraps around", checks.check_window_loss, window_loss(W, ids, t, c, wrap=True), W, ids, t, c
     )
     fails("sign is wrong", checks.check_window_loss, -window_loss(W, ids, t, c), W, ids, t, c)
+    scores = W @ W[ids[t]]
+    context = ids[[p for p in range(t - c, t + c + 1) if p != t and 0 <= p < len(ids)]]
+    lse_once = torch.logsumexp(scores, dim=0) - scores[context].sum()
+    fails("counted once", checks.check_window_loss, lse_once, W, ids, t, c)
     fails("tolerance", checks.check_window_loss, window_loss(W, ids, t, c) + 1, W, ids, t, c)
 
 
