@@ -1,5 +1,5 @@
-"""Diagnostic checks for notebook 09 (BERT and GPT): the masked-LM loss, sizes and span
-decoding.
+"""Diagnostic checks for notebook 09 (BERT and GPT): the masked-LM loss, the encoder's
+forward pass, sizes and span decoding.
 
 The expected values come from libraries, never from an exercise written again:
 
@@ -7,6 +7,13 @@ The expected values come from libraries, never from an exercise written again:
   chosen labelled ``ignore_index`` (−100, as Hugging Face labels them for
   ``BertForMaskedLM``); each mistake is that call changed as the mistake changes it
   (no ``ignore_index``, ``reduction="sum"``, ``F.nll_loss`` on the logits themselves);
+* the encoder's logits are judged by properties that no wrong design has, never by the
+  forward pass written again (the grader compares the hidden tests' values with the stored
+  answers, outside the kernel): a score for each of the V words and none for ``[MASK]``;
+  every row a combination of the words' embeddings (the tied output layer, solved for by
+  least squares) whose coefficients are a layer norm's output (mean β, spread γ); a
+  position's scores that change when a later word does (no causal mask); a window read
+  backwards that does not give the same scores backwards (the positions are used);
 * a BERT encoder's parameter count is Hugging Face's ``BertModel``, built from a
   ``BertConfig`` on the meta device (shapes only: nothing is downloaded or allocated) and
   counted with ``sum(p.numel() ...)``; each mistake is that count without the parameters
@@ -30,7 +37,7 @@ from .core import as_tensor
 from .guards import checked_plainly
 
 __all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span",
-           "check_masked_lm_loss"]
+           "check_encoder_logits", "check_masked_lm_loss"]
 
 PRETRAINING_MISTAKES = {
     "not_a_loss": "the loss is one number (a tensor with one entry, or a float)",
@@ -41,6 +48,21 @@ PRETRAINING_MISTAKES = {
     "summed": "your loss grows with the number of masked tokens: look at how you combine the "
     "positions' surprises into one number",
     "sign": "your loss has the wrong sign: look at the sign of a log-probability",
+    "mask_scored": "you scored V + 1 tokens: the last is [MASK], which the text never has. "
+    "Decision 3 of exercise 2 asks what [MASK] is to the model at its input, and at its "
+    "output",
+    "encoder_shape": "the scores are one row of V numbers (one per word) at every position of "
+    "every window: (batch, n, V)",
+    "encoder_head": "your scores are not the output layer of notebook 06's GPT (each word's "
+    "score the dot product of the last hidden state with that word's own embedding): look at "
+    "your last step",
+    "encoder_no_final_norm": "the last hidden states reach the output layer without the final "
+    "layer norm (model.norm)",
+    "encoder_causal": "your encoder is causal: changing the last word of a window changed no "
+    "earlier position's scores. Decision 1 of exercise 2 asks where the clue to a "
+    "masked word can be",
+    "encoder_no_positions": "your encoder cannot tell where a word is: the window read "
+    "backwards gives the same scores, backwards. Look at what H_0 adds to the token rows",
     "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
     "feed-forward layer) has a bias vector as long as its output",
     "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "
@@ -122,6 +144,58 @@ def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss")
         f"{name} is not right: got {value:.6g}, which is none of the mistakes we know. "
         "Look at the axis your probabilities are normalised over, at which positions "
         "count, and at how their surprises make one number.")
+
+
+# -- the encoder's forward pass -------------------------------------------------------------
+
+
+def _rows_that_differ_last(ids: torch.Tensor) -> list[tuple[int, int]]:
+    """Pairs of windows (a, b) of ids (batch, n ≥ 2) equal but for their last word."""
+    return [(a, b) for a in range(len(ids)) for b in range(a + 1, len(ids))
+            if ids.shape[1] > 1 and torch.equal(ids[a, :-1], ids[b, :-1])
+            and ids[a, -1] != ids[b, -1]]
+
+
+def _rows_reversed(ids: torch.Tensor) -> list[tuple[int, int]]:
+    """Pairs of windows (a, b) of ids (batch, n), b a reads backwards, not a palindrome."""
+    return [(a, b) for a in range(len(ids)) for b in range(len(ids))
+            if a != b and torch.equal(ids[a].flip(0), ids[b]) and not torch.equal(ids[a], ids[b])]
+
+
+@checked_plainly
+def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
+    """Fail unless ``actual`` has the properties of the encoder's scores on ``ids`` (batch, n)
+    for ``model``, whose token embedding E has V + 1 rows (the last is ``[MASK]``'s) and whose
+    final layer norm is ``model.norm``: shape (batch, n, V); every row E[:V] u with u a layer
+    norm's output; scores that see the right (where two windows differ in their last word)
+    and the order (where a window is another read backwards). The exact values are the
+    grader's to compare (the hidden tests)."""
+    got = as_tensor(actual, name)
+    ids = torch.as_tensor(ids).long().cpu()
+    words = model.token_embedding.weight.detach().cpu().double()[:-1]      # (V, d)
+    if got.shape != (*ids.shape, len(words)):
+        key = "mask_scored" if got.shape == (*ids.shape, len(words) + 1) else "encoder_shape"
+        raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}; got shape "
+                             f"{tuple(got.shape)} for ids of shape {tuple(ids.shape)} and "
+                             f"V = {len(words)}.")
+    if not torch.isfinite(got).all():
+        raise AssertionError(f"{name} is not right: it contains NaN or inf.")
+    rows = got.reshape(-1, len(words)).T                                   # (V, positions)
+    u = torch.linalg.lstsq(words, rows).solution                           # (d, positions)
+    if (words @ u - rows).norm() > 1e-4 * max(1.0, rows.norm().item()):
+        raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES['encoder_head']}.")
+    norm = model.norm
+    z = (u.T - norm.bias.detach().cpu().double()) / norm.weight.detach().cpu().double()
+    if (z.mean(-1).abs().max() > 1e-3 or (z.pow(2).mean(-1) - 1).abs().max() > 1e-2):
+        raise AssertionError(
+            f"{name} is not right: {PRETRAINING_MISTAKES['encoder_no_final_norm']}.")
+    for a, b in _rows_that_differ_last(ids):
+        if torch.allclose(got[a, :-1], got[b, :-1], rtol=0.0, atol=1e-5):
+            raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES['encoder_causal']}.")
+    for a, b in _rows_reversed(ids):
+        if torch.allclose(got[b], got[a].flip(0), rtol=0.0, atol=1e-4):
+            raise AssertionError(
+                f"{name} is not right: {PRETRAINING_MISTAKES['encoder_no_positions']}.")
 
 
 # -- parameter count ------------------------------------------------------------------------

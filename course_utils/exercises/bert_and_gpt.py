@@ -1,5 +1,12 @@
 """The exercises of 09_bert_and_gpt: one record each (``course_utils.exercises``)."""
 
+from course_utils.exercises.allowance import (
+    DEFAULT,
+    ELEMENTARY,
+    MODEL_MODULES,
+    MODEL_OPS,
+    Allowance,
+)
 from course_utils.exercises.record import Compare, Exercise
 
 NOTEBOOK = "09_bert_and_gpt"
@@ -10,6 +17,13 @@ EXERCISES = (
                     "course_utils.checks.pretraining._library_losses",
                     "course_utils.checks.pretraining.check_masked_lm_loss"),
              torch_twins=("cross_entropy", "nll_loss")),
+    # the tiny BERT's forward pass from the weights a TinyGPT holds; its check judges
+    # properties, and the grader compares the hidden tests' values with the stored answers
+    Exercise("encoder_logits", NOTEBOOK, points=3, check="check_encoder_logits",
+             allowance=Allowance(
+                 says=DEFAULT.says + ", and the model's own layers",
+                 modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
+             twins=("course_utils.models.gpt.TinyGPT.forward",)),
     # while it runs, no nn.Module can be built or counted (every torch.nn.Module method is
     # refused, so BertModel and friends cannot be either); a count is one whole number: the
     # default rtol would let ±0.1 % of 10⁸ parameters through

@@ -1,5 +1,5 @@
-"""Students for notebook 09's round trip: masked_lm_loss, bert_parameters and best_span
-(course_utils/checks/pretraining.py)."""
+"""Students for notebook 09's round trip: masked_lm_loss, encoder_logits, bert_parameters and
+best_span (course_utils/checks/pretraining.py)."""
 
 from tests.grading_cases import Cheat
 
@@ -46,6 +46,19 @@ def masked_lm_loss(logits, targets, masked):
 """
 
 
+def encoder_with(h0="E[ids] * math.sqrt(E.shape[1]) + model.positions[: ids.shape[-1]]",
+                 block="block(h, causal=False)", out="model.norm(h) @ E[:-1].T"):
+    """An encoder_logits answer with one decision swapped for a mistake."""
+    return f"""
+def encoder_logits(ids, model):
+    E = model.token_embedding.weight
+    h = {h0}
+    for block in model.blocks:
+        h = {block}
+    return {out}
+"""
+
+
 MODULES_PARAMETERS = """
 def bert_parameters(vocab_size, max_positions, type_vocab_size, d_model, layers, d_ff):
     embeddings = nn.ModuleList([nn.Embedding(vocab_size, d_model),
@@ -72,11 +85,19 @@ def best_span(start_scores, end_scores, max_length):
 """
 
 WRONG = {
-    "loss_over_every_position": {"masked_lm_loss": loss_with(kept="picked.mean()")},
-    "loss_of_raw_logits": {
-        "masked_lm_loss": loss_with(picked="logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)"),
+    "loss_over_every_position_and_a_causal_encoder": {
+        "masked_lm_loss": loss_with(kept="picked.mean()"),
+        "encoder_logits": encoder_with(block="block(h, causal=True)"),
     },
-    "loss_summed": {"masked_lm_loss": loss_with(kept="picked[masked].sum()")},
+    "loss_of_raw_logits_and_mask_scored": {
+        "masked_lm_loss": loss_with(picked="logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)"),
+        "encoder_logits": encoder_with(out="model.norm(h) @ E.T"),
+    },
+    "loss_summed_and_no_lift": {
+        "masked_lm_loss": loss_with(kept="picked[masked].sum()"),
+        "encoder_logits": encoder_with(h0="E[ids] + model.positions[: ids.shape[-1]]"),
+    },
+    "encoder_without_its_final_norm": {"encoder_logits": encoder_with(out="h @ E[:-1].T")},
     "loss_with_a_naive_softmax": {     # exp overflows on large logits: nan in the hidden tests
         "masked_lm_loss": loss_with(
             picked="(logits.exp() / logits.exp().sum(-1, keepdim=True)).log()"
@@ -181,6 +202,31 @@ def best_span(start_scores, end_scores, max_length):
     return [s, e]                                           # NumPy integers in a list
 """,
     },
+    "encoder_from_the_blocks_parts": {
+        "encoder_logits": """
+def encoder_logits(ids, model):
+    d = model.token_embedding.embedding_dim
+    h = model.token_embedding(ids) * d ** 0.5 + model.positions[: ids.shape[1]]
+    for block in model.blocks:                                # pre-LN, every position seen
+        h = h + block.self_attn(block.norm1(h))[0]
+        h = h + block.linear2(block.activation(block.linear1(block.norm2(h))))
+    words = model.token_embedding.weight[: model.token_embedding.num_embeddings - 1]
+    return F.linear(model.norm(h), words)
+""",
+    },
+    "encoder_sliced_after_in_place": {
+        "encoder_logits": """
+def encoder_logits(ids, model):
+    E = model.token_embedding.weight
+    h = E[ids]
+    h *= math.sqrt(E.shape[-1])                               # in place, on a fresh tensor
+    h += model.positions[: ids.shape[-1]]
+    for block in model.blocks:
+        h = block(h)                                          # no mask: its default
+    every = model.norm(h) @ E.T                               # words and [MASK]
+    return every[..., :-1]
+""",
+    },
     "best_end_in_place": {
         "best_span": """
 def best_span(start_scores, end_scores, max_length):
@@ -199,6 +245,12 @@ def best_span(start_scores, end_scores, max_length):
 # --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
 
 CHEAT = {
+    "calls_the_holders_forward": {
+        "encoder_logits": Cheat("""
+def encoder_logits(ids, model):
+    return TinyGPT.forward(model, ids)[..., :-1]
+""", zero=True),
+    },
     "loss_module": {
         "masked_lm_loss": Cheat("""
 def masked_lm_loss(logits, targets, masked):

@@ -18,6 +18,7 @@ from torch import nn
 
 from course_utils import checks
 from course_utils.checks.pretraining import PRETRAINING_MISTAKES
+from course_utils.models.gpt import GPTConfig, TinyGPT
 from course_utils.models.pretrained import model_path
 from tests.grading_cases import Cheat
 from tests.grading_cases import bert_and_gpt as cases
@@ -263,8 +264,65 @@ LOSS_CASES = [  # (shape, scale, dtype): the visible and hidden tests' kind
 ]
 
 
+def encoder_inputs():
+    """(ids, model) of the visible and hidden tests' kind: holders of a tiny BERT's weights
+    (the last token id is [MASK]), windows with [MASK]s, one pair differing in its last word
+    and one window reversed."""
+    torch.manual_seed(0)
+    small = TinyGPT(GPTConfig(41, block_size=8, d_model=16, n_layers=2, n_heads=2,
+                              dim_feedforward=32)).eval()
+    window = torch.tensor([3, 17, 40, 8, 25, 40, 11, 30])
+    probe = torch.stack([window, torch.cat([window[:-1], torch.tensor([5])]), window.flip(0)])
+    torch.manual_seed(64)
+    wide = TinyGPT(GPTConfig(31, block_size=8, d_model=12, n_layers=3, n_heads=3,
+                             dim_feedforward=24)).double().eval()
+    single = torch.randint(31, (3, 1), generator=torch.Generator().manual_seed(66))
+    return [(probe, small), (single, wide), (torch.randint(31, (3, 8)), wide)]
+
+
+def pytorch_encoder(ids, model):
+    """The tiny BERT's scores with PyTorch's own encoder layers holding the blocks' weights
+    (pre-LN, GELU; the course's blocks are nn.TransformerEncoderLayer with the same names):
+    H_0 = √d E[x] + PE, the layers without a mask, LN, and the words' rows of E."""
+    config = model.config
+    E = model.token_embedding.weight
+    h = E[ids] * math.sqrt(config.d_model) + model.positions[: ids.shape[-1]]
+    for block in model.blocks:
+        layer = nn.TransformerEncoderLayer(config.d_model, config.n_heads, config.dim_feedforward,
+                                           0.0, "gelu", batch_first=True, norm_first=True)
+        layer.load_state_dict(block.state_dict())
+        h = layer.to(E.dtype).eval()(h)
+    return F.linear(model.norm(h), E[:-1])
+
+
+def test_a_right_encoder_passes_and_each_design_mistake_is_named():
+    for ids, model in encoder_inputs():
+        with torch.no_grad():
+            checks.check_encoder_logits(pytorch_encoder(ids, model), ids, model)
+    ids, model = encoder_inputs()[0]
+    words = model.token_embedding.weight.detach()[:-1]                    # (V, d)
+    with torch.no_grad():
+        right = pytorch_encoder(ids, model)
+    causal = right.clone()
+    causal[1, :-1] = right[0, :-1]                       # as if no position saw the last word
+    no_positions = right.clone()
+    no_positions[2] = right[0].flip(0)                   # the window backwards, scores backwards
+    wrongs = {
+        "mask_scored": torch.cat([right, right[..., :1]], dim=-1),
+        "encoder_shape": right[..., :20],
+        "encoder_head": torch.softmax(right, dim=-1),
+        "encoder_no_final_norm": 3 * right + words.sum(-1),   # rows E (3u + 1): not normalised
+        "encoder_causal": causal,
+        "encoder_no_positions": no_positions,
+    }
+    for key, wrong in wrongs.items():
+        with pytest.raises(AssertionError) as failure:
+            checks.check_encoder_logits(wrong, ids, model)
+        assert PRETRAINING_MISTAKES[key] in str(failure.value), key
+
+
 def answer(code, grade_id):
-    namespace = {"torch": torch, "np": np, "math": math, "nn": nn, "F": F}
+    namespace = {"torch": torch, "np": np, "math": math, "nn": nn, "F": F, "TinyGPT": TinyGPT}
     exec(compile(code, f"<{grade_id}>", "exec"), namespace)  # noqa: S102 (our own cases)
     return namespace[grade_id]
 
@@ -281,6 +339,13 @@ def passes(code, grade_id):
                 logits, targets, masked = loss_inputs(seed, shape, scale, dtype)
                 checks.check_masked_lm_loss(function(logits, targets, masked),
                                             logits, targets, masked)
+        elif grade_id == "encoder_logits":
+            for ids, model in encoder_inputs():     # the check's properties, the test's oracle
+                with torch.no_grad():
+                    scores = function(ids, model)
+                    checks.check_encoder_logits(scores, ids, model)
+                    assert torch.allclose(torch.as_tensor(scores).double(),
+                                          pytorch_encoder(ids, model).double(), atol=1e-5)
         elif grade_id == "bert_parameters":
             for sizes in SIZES:
                 checks.check_bert_parameters(function(*sizes), *sizes)
@@ -293,7 +358,7 @@ def passes(code, grade_id):
     return True
 
 
-MINE = ("masked_lm_loss", "bert_parameters", "best_span")
+MINE = ("masked_lm_loss", "encoder_logits", "bert_parameters", "best_span")
 
 
 def cases_of(students):
