@@ -15,8 +15,9 @@ The assets are the npm packages of ASSETS, at pinned versions, each unpacked fro
 The deck is nbconvert's reveal.js template (its white theme: the default imports Google
 Fonts) with the course's additions (tools/slides_template/course_slides: no mermaid.js,
 figures sized for a projector, steps that start at the top and scroll when they are
-taller than the screen), at 1280 × 720 (a 16:9 projector), without prompts. Where slides,
-steps and fragments begin comes from the cells' slide metadata (tools/slide_metadata.py).
+taller than the screen, a print view that hides no slide from screen readers), at
+1280 × 720 (a 16:9 projector), without prompts. Where slides, steps and fragments begin
+comes from the cells' slide metadata (tools/slide_metadata.py).
 """
 
 import argparse

@@ -1,13 +1,13 @@
 """The pages the workbook writes meet WCAG 2.1 A and AA, as axe-core checks them in Chromium.
 
 The course's own pages must have no violation: every slide of the nine decks (reveal.js's
-print view lays every slide and fragment out at once), a student's feedback pages (one
-right, one blank submission of 04, graded and given feedback as ``make autograde`` and
-``make feedback`` do), the class report, and every page of the documentation site as
-``make docs`` builds it. Their figures must say what they show: no
-image may carry nbconvert's fallback text or an empty one. JupyterLab with a notebook open
-and nbgrader's Formgrader are someone else's pages: the violations listed in KNOWN_* are
-theirs, and any other fails the test.
+print view lays every slide and fragment out at once; none may stay marked hidden), a
+student's feedback pages (one right, one blank submission of 04, graded and given feedback
+as ``make autograde`` and ``make feedback`` do), the class report, and every page of the
+documentation site as ``make docs`` builds it. Their figures must say what they show: no
+image may carry nbconvert's fallback text or an empty one. The widgets a deck draws (with
+ipywidgets' HTML manager), JupyterLab with a notebook open and nbgrader's Formgrader are
+someone else's: the violations listed in KNOWN_* are theirs, and any other fails the test.
 """
 
 import re
@@ -31,6 +31,8 @@ IMAGES_WITHOUT_TEXT = """fallback => [...document.images]
     .filter(img => !(img.getAttribute("alt") || "").trim() || img.alt === fallback)
     .map(img => img.outerHTML.slice(0, 120))"""
 TYPESET = "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+# A slide of the print view marked as off screen (reveal.js's print view lays them all out).
+PRINT_HIDDEN = ".reveal .pdf-page section[hidden], .reveal .pdf-page section[aria-hidden]"
 
 # A feedback page loads MathJax 2.7.7 from cdnjs; the tests have no network, and get the
 # decks' pinned copy of MathJax 2 (slides/assets) instead (its latest.js, run from a page,
@@ -55,6 +57,17 @@ KNOWN_IN_JUPYTERLAB = (
     axe.Known("scrollable-region-focusable", r"\.jp-RenderedMarkdown",
               "a rendered markdown cell wider than the panel (04's table) scrolls sideways "
               "but cannot take the keyboard's focus"),
+)
+# The saved widgets a deck draws with ipywidgets' HTML manager (@jupyter-widgets/html-manager
+# 1.0.15, slides.ASSETS): the course's decks hold nothing else of someone else's. (No upstream
+# issue is cited: none could be looked up from this offline machine.)
+KNOWN_IN_DECKS = (
+    axe.Known("aria-input-field-name", r"\.noUi-handle|\.noUi-origin > div",
+              "a slider's handle (noUiSlider) has role=slider but no name: the slider's "
+              "description is a label tied to no control"),
+    axe.Known("image-alt", r"\.widget-image|\.jp-mod-trusted[^ ]* > img$",
+              "an Image widget, and a figure an Output widget draws with JupyterLab's image "
+              "renderer, have no alt (assert_figures_described leaves them out for this)"),
 )
 # nbgrader 0.9.6's Formgrader (Manage Assignments, Bootstrap 3), on a course without an
 # exchange folder (hence its warning).
@@ -94,21 +107,20 @@ def decks(tmp_path_factory):
             for name in ASSIGNMENTS}
 
 
-# 09's deck: from the slide of its masking widget on, reveal.js's print view leaves every
-# slide hidden with focusable cells in it (aria-hidden-focus); seen since 09's closed-world
-# rewrite, cause not yet found.
-DECKS = [pytest.param(a, marks=pytest.mark.xfail(reason="09's print view hides its later slides"))
-         if a == "09_bert_and_gpt" else a for a in ASSIGNMENTS]
-
-
-@pytest.mark.parametrize("assignment", DECKS)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_slide_of_a_deck_meets_wcag_aa(assignment, page, steps, decks):
     with steps(f"opens {assignment}'s deck with every slide laid out"):
         page.goto(decks[assignment].as_uri() + "?print-pdf")
         page.locator(".reveal.ready").wait_for(state="attached")
+        page.locator(".reveal .pdf-page").first.wait_for(state="attached")
         page.wait_for_function(TYPESET)
     with steps("checks it with axe-core"):
-        assert_no_violation(page)
+        # No slide hidden from screen readers: reveal.js 4.6.1 leaves all but the first
+        # marked so (the deck's own script unmarks them). axe-core would then check the
+        # title slide alone, and report the marks (aria-hidden-focus) only where it does not
+        # take a title slide filling 3/4 of the window for an open dialog (09's does not).
+        assert page.locator(PRINT_HIDDEN).count() == 0, "slides left hidden in the print view"
+        assert_no_violation(page, KNOWN_IN_DECKS)
         assert_figures_described(page)
 
 

@@ -1,7 +1,9 @@
 """Slides: every notebook's slide metadata, the release keeps it, and offline decks."""
 
+import json
 import re
 import shutil
+import subprocess
 import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -217,3 +219,70 @@ def test_a_deck_keeps_the_worked_answers_and_skips_the_rubrics(tmp_path):
     deck = slides.write_deck(path, tmp_path / "slides").read_text()
     assert "Worked: f returns one." in deck and "A formula:" in deck
     assert "A question" not in deck and "A written answer." in deck
+
+
+class InlineScripts(HTMLParser):
+    """The text of every inline <script> of a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.scripts, self._open = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script" and not dict(attrs).get("src"):
+            self._open = []
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._open is not None:
+            self.scripts.append("".join(self._open))
+            self._open = None
+
+
+# Runs a deck's script (stdin) in Node with stand-ins for require.js, reveal.js and the page:
+# four slides, all marked hidden as reveal.js's print view leaves them, and the address's
+# query string from argv[1]. Prints what each slide is marked with after "pdf-ready".
+PRINT_VIEW = """
+const script = require("fs").readFileSync(0, "utf8");
+const slides = [0, 1, 2, 3].map(() => ({attrs: {hidden: "", "aria-hidden": "true"},
+    removeAttribute(name) { delete this.attrs[name]; }}));
+const listeners = {};
+globalThis.window = {location: {search: process.argv[1]}};
+globalThis.document = {
+    querySelectorAll: s => /\\.pdf-page\\b.*\\bsection\\b/.test(s) ? slides : []};
+const Reveal = {configure() {}, on(type, listener) { listeners[type] = listener; }};
+globalThis.require = (modules, callback) => callback(Reveal);
+eval(script);
+(listeners["pdf-ready"] || (() => {}))();
+console.log(JSON.stringify(slides.map(slide => slide.attrs)));
+"""
+
+
+def test_a_decks_print_view_marks_no_slide_hidden(tmp_path):
+    """reveal.js 4.6.1's print view (?print-pdf, which prints a deck and which the browser
+    tests check for accessibility) shows every slide, each on its page, yet leaves all but
+    the first marked hidden and aria-hidden, with their cells still taking the keyboard's
+    focus. The deck's own script unmarks them once the pages are laid out, and only there."""
+    if shutil.which("node") is None:
+        pytest.skip("Node.js is missing: `make test` installs it as root (Debian's nodejs)")
+    nb, kinds = small_notebook()
+    for cell, kind in zip(nb.cells, kinds, strict=True):
+        slide_metadata.set_slide_type(cell, None if kind == "-" else kind)
+    path = tmp_path / "09_small.ipynb"
+    nbformat.write(nb, path)
+    parser = InlineScripts()
+    parser.feed(slides.write_deck(path, tmp_path / "slides").read_text())
+    found = [s for s in parser.scripts if "pdf-ready" in s]
+    assert len(found) == 1, "the deck has no script for reveal.js's print view"
+    script = found[0]
+
+    def marks_after_pdf_ready(query):
+        result = subprocess.run(["node", "-e", PRINT_VIEW, query], input=script,
+                                capture_output=True, text=True, check=True)
+        return json.loads(result.stdout)
+
+    assert marks_after_pdf_ready("?print-pdf") == [{}] * 4
+    assert marks_after_pdf_ready("") == [{"hidden": "", "aria-hidden": "true"}] * 4
