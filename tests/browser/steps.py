@@ -15,6 +15,10 @@ from urllib.parse import urlparse
 
 from playwright.sync_api import BrowserContext, Page
 
+# Taller pages (a deck's print view lays every slide out, 90,000 px for 08) take tens of
+# seconds to shoot whole: they are shot as the window shows them.
+FULL_PAGE_MAX_PX = 20_000
+
 
 def slug(text: str) -> str:
     """``text`` as a file name: lower case words joined by hyphens."""
@@ -30,10 +34,12 @@ class Steps:
         self.count = 0
 
     def screenshot(self, stem: str) -> Path:
-        """Save what the current page shows as ``folder/stem.png``."""
+        """Save what the current page shows as ``folder/stem.png``: the whole page, or the
+        window alone on a page taller than ``FULL_PAGE_MAX_PX``."""
         path = self.folder / f"{stem}.png"
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=path, full_page=True)
+        height = self.page.evaluate("document.documentElement.scrollHeight")
+        self.page.screenshot(path=path, full_page=height <= FULL_PAGE_MAX_PX)
         return path
 
     @contextmanager
