@@ -139,7 +139,8 @@ WRONG = {
         "positional_encoding": positions_with(first="1"),
         "layer_norm": norm_with(scale="(torch.sqrt(var) + eps)"),
         "transformer_block": block_with(keep="0"),
-        "gpt_logits": gpt_with(h0="E[ids] * math.sqrt(E.shape[1]) + model.position_embedding.weight[: ids.shape[-1]]"),
+        "gpt_logits": gpt_with(h0="E[ids] * math.sqrt(E.shape[1])"
+                                  " + model.position_embedding.weight[: ids.shape[-1]]"),
         "is_causal": causal_with(rows="[t + 1:]"),
     },
     "calls_the_library": {

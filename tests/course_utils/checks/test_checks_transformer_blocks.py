@@ -4,7 +4,6 @@ The right answers come from PyTorch (``nn.LayerNorm``, ``nn.TransformerEncoderLa
 from the formula written out entry by entry; the mistakes are written out here by hand.
 """
 
-import copy
 import math
 import re
 

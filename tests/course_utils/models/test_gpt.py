@@ -312,12 +312,13 @@ def test_config_rejects_bad_sizes(changes, error, match):
 
 
 def test_learned_positions_give_the_pieces_and_leave_the_forward_pass_to_a_subclass(text_ids):
-    config = dataclasses.replace(SMALL, positions="learned")
+    ids, tokenizer = text_ids
+    config = dataclasses.replace(SMALL, vocab_size=tokenizer.n_vocab, positions="learned")
     model = TinyGPT(config).to(DEVICE)
     assert model.position_embedding.weight.shape == (config.block_size, config.d_model)
     assert not hasattr(model, "positions")
     with pytest.raises(NotImplementedError, match="gets its forward from a subclass"):
-        model(text_ids[:5])
+        model(ids[:5])
 
     class Learned(TinyGPT):       # one assembly a subclass may choose: the training loop runs it
         def forward(self, ids):
@@ -327,7 +328,7 @@ def test_learned_positions_give_the_pieces_and_leave_the_forward_pass_to_a_subcl
                 h = block(h, causal=True)
             return self.norm(h) @ E.T
 
-    losses = train_language_model(Learned(config).to(DEVICE), text_ids, steps=3, progress=False)
+    losses = train_language_model(Learned(config).to(DEVICE), ids, steps=3, progress=False)
     assert len(losses) == 3
 
 
