@@ -49,6 +49,8 @@ MASK_MISTAKES = {
     "counts them from 0: check the last key you keep",
     "query_padding": "you masked the padded QUERIES (rows): look again at which of the two "
     "axes can change a real token's output",
+    "padded_rows_empty": "the rows of your padding queries keep no key at all: the cell before "
+    "exercise 2 printed what the softmax gives in such a row (requirement 3)",
     "no_causal": "with causal=True your mask still lets a query see later keys: look at what "
     "section 4's mask keeps",
     "unwanted_causal_mask": "you applied the causal mask although causal=False",
@@ -140,6 +142,7 @@ def check_padding_mask(actual, lengths, n: int, causal: bool = False, name="padd
         MASK_MISTAKES["mask_inverted"]: ~expected,
         MASK_MISTAKES["off_by_one"]: _real(lengths + 1, n)[:, None, :] & past_if,
         MASK_MISTAKES["query_padding"]: keys.mT & past_if,
+        MASK_MISTAKES["padded_rows_empty"]: keys & keys.mT & past_if,
     }
     if causal:
         mistakes[MASK_MISTAKES["no_causal"]] = keys

@@ -11,7 +11,7 @@ is told apart by the same oracle on other inputs (a wider table, negated sines, 
 by a property where the oracle cannot make it (frequencies that grow instead of shrinking).
 """
 
-import copy
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -47,11 +47,11 @@ BLOCK_MISTAKES = {
     "rope_halves": "you paired feature i with feature i + d/2 (the 'rotate_half' layout of "
     "GPT-NeoX and Hugging Face's LLaMA); this exercise pairs neighbours: (x_2i, x_2i+1) turn "
     "together",
-    "rope_minus": "you turned each pair clockwise, by −pos·ω_i: compare the signs of your "
-    "sines with the complex product written out in the RoPE cell",
+    "rope_minus": "you turned each pair clockwise, by −pos·ω_i: exercise 2 turns it "
+    "counterclockwise, from the x_2i axis towards the x_2i+1 axis; check the signs of your sines",
     "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
-    "of ω_i in the RoPE cell",
-    "rope_times": "your angles grow with the pair index: ω_i is at most 1 (see the RoPE cell)",
+    "of section 1's ω_i, which exercise 2 reuses",
+    "rope_times": "your angles grow with the pair index: section 1's ω_i is at most 1",
     "rope_arange": "you rotated row j by the angle of position j; use the positions you are "
     "given (row j sits at positions[j])",
     "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE rotates each pair "
@@ -76,10 +76,12 @@ BLOCK_MISTAKES = {
     "no_causal": "with causal=True your self-attention still lets token i see later tokens "
     "(notebook 05, section 4)",
     "unwanted_causal": "you applied a causal mask although causal=False",
-    "gpt_no_positions": "your logits do not change when the positions do: look at what section "
-    "7's H_0 adds to the token embeddings",
-    "gpt_no_final_norm": "the last layer norm is missing: look at what section 7 does to H_L "
-    "before the output layer",
+    "gpt_no_positions": "your logits do not change when the positions do: the blocks cannot "
+    "tell where a token is (decision 1 of exercise 6)",
+    "gpt_scaled": "you lifted the token rows by √d, as 09's TinyGPT does for its fixed "
+    "sinusoids: weigh decision 1 of exercise 6 again with the printed sizes of E and P",
+    "gpt_no_final_norm": "the blocks' output reaches the output layer unnormalised: reread "
+    "decision 2 of exercise 6 and the printed sizes after the pre-LN blocks",
 }
 
 
@@ -228,9 +230,8 @@ def check_rope_relative(q_rotated, k_rotated, name="rope") -> None:
                 f"{name} breaks the relative-position property: for one query q and one key k, "
                 f"⟨R({m0})q, R({m0 + offset})k⟩ = {diagonal[0]:.4f} but "
                 f"⟨R({m})q, R({m + offset})k⟩ = {scores[m, m + offset]:.4f}, the same offset "
-                f"{offset}. Rotating each pair (x_2i, x_2i+1) by pos·ω_i keeps this constant "
-                "(rotations keep dot products and add their angles); adding a position vector "
-                "or scaling by the position does not"
+                f"{offset}: your move depends on more than the offset (step 1 of exercise 2's "
+                "derivation)"
             )
     if (scores - scores[0, 0]).abs().max() <= 1e-4 * max(scale, 1.0):
         raise AssertionError(
@@ -365,26 +366,46 @@ def check_is_causal_of(actual, f, x, expected: bool, name="is_causal") -> None:
 # -- the whole GPT ----------------------------------------------------------------------------
 
 
-def _gpt_with(model: nn.Module, ids: torch.Tensor, positions=True,
-              final_norm=True) -> torch.Tensor:
-    """``model(ids)`` (the course's ``TinyGPT``) in float64, on a copy of it without its
-    positions or without its final layer norm."""
-    changed = copy.deepcopy(model).double().eval()
-    if not positions:
-        changed.positions.zero_()
-    if not final_norm:
-        changed.norm = nn.Identity()
+def _sinusoidal_twin(model: nn.Module, positions=True, scale=True,
+                     final_norm=True) -> tuple[nn.Module, float]:
+    """The course's ``TinyGPT`` in float64 holding ``model``'s weights (a TinyGPT with learned
+    positions P), P in place of its fixed table, or zeros without ``positions``. Its forward
+    lifts the token rows by √d; with ``scale`` the rows it holds are E/√d and its logits are
+    multiplied back by √d, which undoes the lift; without it, the lift stays. Returns the
+    twin (without its final norm unless ``final_norm``) and the factor for its logits."""
+    from course_utils.models.gpt import TinyGPT
+
+    with torch.random.fork_rng(devices=[]):  # building a model draws weights: keep the test's
+        twin = TinyGPT(replace(model.config, positions="sinusoidal")).double().eval()
+    weights = {k: v for k, v in model.state_dict().items() if k != "position_embedding.weight"}
+    twin.load_state_dict(weights)
+    root_d = model.config.d_model ** 0.5
     with torch.no_grad():
-        return changed(ids)
+        twin.positions.copy_(model.position_embedding.weight if positions else 0.0)
+        if scale:
+            twin.token_embedding.weight.div_(root_d)
+    if not final_norm:
+        twin.norm = nn.Identity()
+    return twin, (root_d if scale else 1.0)
+
+
+def _logits(model: nn.Module, ids: torch.Tensor, **changes) -> torch.Tensor:
+    """The logits of :func:`_sinusoidal_twin` with ``changes``, (batch, n, V), float64."""
+    twin, factor = _sinusoidal_twin(model, **changes)
+    with torch.no_grad():
+        return twin(ids) * factor
 
 
 @checked_plainly
 def check_gpt_logits(actual, ids, model: nn.Module, run_block, name="gpt_logits") -> None:
-    """Fail unless ``actual`` equals the course's ``TinyGPT`` ``model`` on ``ids`` (run_block
-    is the course's block, which the test passes: the expected values are the model's own
-    forward pass)."""
+    """Fail unless ``actual`` are the logits of ``model`` (a ``TinyGPT`` with learned
+    positions) on ``ids``, with the course's blocks (run_block, which the test passes): the
+    expected values are the course's sinusoidal ``TinyGPT`` holding the model's weights."""
+    if getattr(getattr(model, "config", None), "positions", None) != "learned":
+        raise ValueError("model must be a TinyGPT with learned positions")
     mistakes = {
-        BLOCK_MISTAKES["gpt_no_positions"]: _gpt_with(model, ids, positions=False),
-        BLOCK_MISTAKES["gpt_no_final_norm"]: _gpt_with(model, ids, final_norm=False),
+        BLOCK_MISTAKES["gpt_scaled"]: _logits(model, ids, scale=False),
+        BLOCK_MISTAKES["gpt_no_positions"]: _logits(model, ids, positions=False),
+        BLOCK_MISTAKES["gpt_no_final_norm"]: _logits(model, ids, final_norm=False),
     }
-    check_close(actual, _gpt_with(model, ids), name, atol=1e-4, mistakes=mistakes)
+    check_close(actual, _logits(model, ids), name, atol=1e-4, mistakes=mistakes)

@@ -68,5 +68,6 @@ EXERCISES = (
                                      "given",
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
              twins=("course_utils.models.gpt.TinyGPT.forward",
-                    "course_utils.checks.transformer_blocks._gpt_with")),
+                    "course_utils.checks.transformer_blocks._logits",
+                    "course_utils.checks.transformer_blocks._sinusoidal_twin")),
 )

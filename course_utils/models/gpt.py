@@ -33,6 +33,11 @@ averaged over the positions (and the batch). A uniform guess p = 1/V scores ln V
 (``uniform_loss``), the baseline a model has to beat. ``generate`` samples new tokens
 one at a time from softmax(logits / temperature) of the last position.
 
+``GPTConfig(positions="learned")`` builds the pieces of another assembly instead: a learned
+position table P (``position_embedding``, block_size × d, initialised like E) in place of
+PE. ``TinyGPT`` computes no forward pass for it: notebook 06's student writes that one (its
+``YourGPT``), and the training loop and ``generate`` run it like any other.
+
 Everything runs on the device of the model; ids passed in must be on that device.
 """
 
@@ -62,7 +67,9 @@ class GPTConfig:
     ``vocab_size`` V (token ids 0 … V − 1), ``block_size`` (the longest context, in
     tokens), ``d_model`` d, ``n_layers`` L blocks of ``n_heads`` heads each (d must be
     divisible by it), ``dim_feedforward`` (the width of each block's feed-forward layer)
-    and ``dropout`` (in [0, 1), inside the blocks, in training only). ``norm_first=False``
+    and ``dropout`` (in [0, 1), inside the blocks, in training only). ``positions`` is
+    "sinusoidal" (the fixed table PE, which ``TinyGPT.forward`` adds) or "learned" (a
+    table P learned with the rest, whose forward pass the subclass supplies). ``norm_first=False``
     builds post-LN blocks instead of GPT's pre-LN ones, for the comparison of notebook 06
     (the final LN stays). ``causal=False`` leaves the causal mask out of every block: every
     position attends to every position, as in BERT's encoder.
@@ -77,6 +84,7 @@ class GPTConfig:
     dropout: float = 0.0
     norm_first: bool = True
     causal: bool = True
+    positions: str = "sinusoidal"
 
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "d_model", "n_layers", "n_heads",
@@ -89,6 +97,10 @@ class GPTConfig:
             )
         if not 0.0 <= number("dropout", self.dropout) < 1.0:
             raise ValueError(f"dropout must be in [0, 1); got {self.dropout}")
+        if self.positions not in ("sinusoidal", "learned"):
+            raise ValueError(
+                f'positions must be "sinusoidal" or "learned"; got {self.positions!r}'
+            )
         for name in ("norm_first", "causal"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
@@ -101,7 +113,9 @@ class TinyGPT(nn.Module):
     initialised N(0, 0.05²)), the non-persistent buffer ``positions`` (PE, block_size × d,
     not saved in the ``state_dict``), ``blocks`` (L ``TransformerBlock``s, pre-LN with
     GELU, called with ``causal=config.causal``) and ``norm`` (the final LN). The output layer is E
-    itself.
+    itself. With ``positions="learned"`` the buffer is replaced by ``position_embedding`` (P,
+    an ``nn.Embedding`` of block_size rows, initialised N(0, 0.05²)), and ``forward`` is left
+    to a subclass.
 
     ``forward(ids)``: ids is an integer tensor of shape (batch, n) or (n,) with
     1 ≤ n ≤ block_size and 0 ≤ ids < vocab_size; returns the logits, (batch, n,
@@ -115,8 +129,12 @@ class TinyGPT(nn.Module):
         self.config = config
         self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)
         nn.init.normal_(self.token_embedding.weight, std=0.05)
-        positions = sinusoidal_positions(config.block_size, config.d_model)
-        self.register_buffer("positions", positions, persistent=False)
+        if config.positions == "learned":
+            self.position_embedding = nn.Embedding(config.block_size, config.d_model)
+            nn.init.normal_(self.position_embedding.weight, std=0.05)
+        else:
+            positions = sinusoidal_positions(config.block_size, config.d_model)
+            self.register_buffer("positions", positions, persistent=False)
         self.blocks = nn.ModuleList(self._make_block() for _ in range(config.n_layers))
         self.norm = nn.LayerNorm(config.d_model)
 
@@ -132,6 +150,11 @@ class TinyGPT(nn.Module):
         return block(h, causal=self.config.causal)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        if self.config.positions != "sinusoidal":
+            raise NotImplementedError(
+                "TinyGPT computes the forward pass of sinusoidal positions only; a model with "
+                f"positions={self.config.positions!r} gets its forward from a subclass"
+            )
         ids = check_ids(ids, self.config.vocab_size)
         same_device(ids=ids, model=self.positions)
         n = ids.shape[-1]
@@ -261,7 +284,7 @@ def train_language_model(
         raise ValueError(f"lr must be a positive number; got {lr!r}")
     if on_step is not None and not callable(on_step):
         raise TypeError(f"on_step must be callable or None; got {type(on_step).__name__}")
-    ids = check_ids(ids, model.config.vocab_size).to(model.positions.device)
+    ids = check_ids(ids, model.config.vocab_size).to(model.token_embedding.weight.device)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     was_training = model.training

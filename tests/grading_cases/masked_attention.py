@@ -70,9 +70,20 @@ def multi_head_attention(x, W_Q, W_K, W_V, W_O, num_heads, causal=False):
         return layer(x, causal=causal)[0]
 """
 
+BOTH_AXES_MASK = """
+def padding_mask(lengths, n, causal=False):
+    lengths = torch.as_tensor(lengths)
+    real = torch.arange(n)[None, :] < lengths[:, None]
+    mask = real[:, :, None] & real[:, None, :]          # the rows of padding blocked as well
+    if causal:
+        mask = mask & torch.ones(n, n, dtype=torch.bool).tril()
+    return mask
+"""
+
 WRONG = {
     "forgets_residual_and_scale": {
         "attention_update": update_with(result="A @ V"),
+        "padding_mask": BOTH_AXES_MASK,
         "multi_head_attention": heads_with(scale="math.sqrt(d)"),
     },
     "blocked_convention_no_transpose": {

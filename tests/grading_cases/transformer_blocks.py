@@ -96,7 +96,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 
 
 
-def gpt_with(h0="E[ids] * math.sqrt(E.shape[1]) + model.positions[: ids.shape[-1]]",
+def gpt_with(h0="E[ids] + model.position_embedding.weight[: ids.shape[-1]]",
              out="model.norm(h) @ E.T"):
     """A gpt_logits answer with one part swapped for a mistake."""
     return f"""
@@ -124,7 +124,7 @@ WRONG = {
         "positional_encoding": positions_with(even="torch.cos", odd="torch.sin"),
         "layer_norm": norm_with(var="x.var(dim=-1, keepdim=True)"),
         "transformer_block": block_with(pre="not block.norm_first"),
-        "gpt_logits": gpt_with(h0="E[ids] * math.sqrt(E.shape[1])"),
+        "gpt_logits": gpt_with(h0="E[ids]"),
         # right on the visible tests; the hidden ones catch a leak from a middle token
         "is_causal": causal_with(positions="[len(x) - 1]"),
     },
@@ -139,7 +139,8 @@ WRONG = {
         "positional_encoding": positions_with(first="1"),
         "layer_norm": norm_with(scale="(torch.sqrt(var) + eps)"),
         "transformer_block": block_with(keep="0"),
-        "gpt_logits": gpt_with(h0="E[ids] + model.positions[: ids.shape[-1]]"),
+        "gpt_logits": gpt_with(h0="E[ids] * math.sqrt(E.shape[1])"
+                                  " + model.position_embedding.weight[: ids.shape[-1]]"),
         "is_causal": causal_with(rows="[t + 1:]"),
     },
     "calls_the_library": {
@@ -260,8 +261,8 @@ CORRECT = {
         "is_causal": SUFFIX_CAUSAL,
         "gpt_logits": """
 def gpt_logits(ids, model, run_block):
-    d = model.token_embedding.embedding_dim
-    h = model.token_embedding(ids) * d ** 0.5 + model.positions[: ids.shape[1]]
+    n = ids.shape[1]
+    h = model.token_embedding(ids) + model.position_embedding(torch.arange(n, device=ids.device))
     for block in model.blocks:
         h = run_block(h, block)
     return F.linear(model.norm(h), model.token_embedding.weight)

@@ -108,6 +108,9 @@ def test_mask_mistakes_are_named(causal):
         checks.check_padding_mask(mask(causal=causal, extra=1), LENGTHS, N, causal)
     with raises("query_padding"):
         checks.check_padding_mask(mask(causal=causal, queries=True), LENGTHS, N, causal)
+    if not causal:  # under the causal mask the padding rows alone already block every padding key
+        with raises("padded_rows_empty"):
+            checks.check_padding_mask(mask() & mask(queries=True), LENGTHS, N, causal)
     with raises("no_query_axis"):
         checks.check_padding_mask(mask()[:, 0], LENGTHS, N, causal)
     with raises("unwanted_causal_mask" if not causal else "no_causal"):

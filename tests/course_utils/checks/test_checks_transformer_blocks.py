@@ -4,7 +4,6 @@ The right answers come from PyTorch (``nn.LayerNorm``, ``nn.TransformerEncoderLa
 from the formula written out entry by entry; the mistakes are written out here by hand.
 """
 
-import copy
 import math
 import re
 
@@ -353,21 +352,34 @@ def test_is_causal_of_takes_what_the_test_states_and_works_nothing_out():
 # -- the whole GPT ----------------------------------------------------------------------------
 
 
-def test_the_gpt_check_passes_the_models_own_logits_and_names_two_mistakes():
+def test_the_gpt_check_passes_the_learned_positions_assembly_and_names_three_mistakes():
     from course_utils.models.gpt import GPTConfig, TinyGPT
 
     torch.manual_seed(0)
     model = TinyGPT(GPTConfig(20, block_size=6, d_model=8, n_layers=2, n_heads=2,
-                              dim_feedforward=16)).eval()
+                              dim_feedforward=16, positions="learned")).eval()
     ids = torch.randint(20, (2, 5))
+
+    def logits(scale=1.0, positions=True, final_norm=True):   # written here, as a student would
+        E, P = model.token_embedding.weight, model.position_embedding.weight
+        h = E[ids] * scale + (P[:5] if positions else 0.0)
+        for block in model.blocks:
+            h = block(h, causal=True)
+        return (model.norm(h) if final_norm else h) @ E.T
+
     with torch.no_grad():
-        right = model(ids)
-        checks.check_gpt_logits(right, ids, model, None)
-        no_positions = copy.deepcopy(model)
-        no_positions.positions.zero_()
-        with raises("gpt_no_positions"):
-            checks.check_gpt_logits(no_positions(ids), ids, model, None)
-        no_norm = copy.deepcopy(model)
-        no_norm.norm = torch.nn.Identity()
-        with raises("gpt_no_final_norm"):
-            checks.check_gpt_logits(no_norm(ids), ids, model, None)
+        checks.check_gpt_logits(logits(), ids, model, None)
+        for key, mistake in (("gpt_scaled", logits(scale=8 ** 0.5)),
+                             ("gpt_no_positions", logits(positions=False)),
+                             ("gpt_no_final_norm", logits(final_norm=False))):
+            with raises(key):
+                checks.check_gpt_logits(mistake, ids, model, None)
+
+
+def test_the_gpt_check_wants_the_learned_positions_model():
+    from course_utils.models.gpt import GPTConfig, TinyGPT
+
+    model = TinyGPT(GPTConfig(20, block_size=6, d_model=8, n_heads=2, dim_feedforward=16))
+    with pytest.raises(ValueError, match="learned positions"):
+        checks.check_gpt_logits(torch.zeros(1, 2, 20), torch.zeros(1, 2, dtype=torch.long),
+                                model, None)

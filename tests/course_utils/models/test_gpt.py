@@ -302,12 +302,34 @@ def test_generate_rejects_a_bad_temperature(temperature, error):
         ({"dropout": "0.1"}, TypeError, "dropout must be a number"),
         ({"norm_first": 0}, TypeError, "norm_first must be a bool"),
         ({"causal": "no"}, TypeError, "causal must be a bool; got 'no'"),
+        ({"positions": "rotary"}, ValueError, "positions must be \"sinusoidal\" or \"learned\""),
     ],
 )
 def test_config_rejects_bad_sizes(changes, error, match):
     sizes = {"vocab_size": 50, "d_model": 32, "n_heads": 4} | changes
     with pytest.raises(error, match=match):
         GPTConfig(**sizes)
+
+
+def test_learned_positions_give_the_pieces_and_leave_the_forward_pass_to_a_subclass(text_ids):
+    ids, tokenizer = text_ids
+    config = dataclasses.replace(SMALL, vocab_size=tokenizer.n_vocab, positions="learned")
+    model = TinyGPT(config).to(DEVICE)
+    assert model.position_embedding.weight.shape == (config.block_size, config.d_model)
+    assert not hasattr(model, "positions")
+    with pytest.raises(NotImplementedError, match="gets its forward from a subclass"):
+        model(ids[:5])
+
+    class Learned(TinyGPT):       # one assembly a subclass may choose: the training loop runs it
+        def forward(self, ids):
+            E = self.token_embedding.weight
+            h = E[ids] + self.position_embedding.weight[: ids.shape[-1]]
+            for block in self.blocks:
+                h = block(h, causal=True)
+            return self.norm(h) @ E.T
+
+    losses = train_language_model(Learned(config).to(DEVICE), ids, steps=3, progress=False)
+    assert len(losses) == 3
 
 
 def test_the_model_wants_a_config():
