@@ -279,14 +279,10 @@ def check_merge_chunk(actual, piece: bytes, ranks, name="merge_chunk") -> None:
         _fail(name, f"{unknown[0]!r} is not in the ranks: every token is one of them")
     pairs = zip(actual, actual[1:], strict=False)
     if any(t_left + t_right in ranks for t_left, t_right in pairs):
-        _fail(name, "two of your neighbouring tokens still make a token of the ranks: keep "
-                    "merging until no adjacent pair is in the ranks")
-    _fail(
-        name,
-        "the pairs were merged in another order: merge the pair with the LOWEST rank first "
-        "(the rank is the order in which the merges were learned), not the leftmost pair that "
-        f"is in the ranks; expected {expected}",
-    )
+        _fail(name, "two of your neighbouring tokens still make a token of the ranks: your "
+                    "loop stopped too early")
+    _fail(name, "your pairs were merged in another order than the segmenter of section 5 "
+                "would merge them: compare your order with the merges' ranks")
 
 
 @checked_plainly

@@ -226,9 +226,9 @@ def test_chunk_mistakes_are_named():
         checks.check_merge_chunk([b"a", b"b"], b"abc", TINY)
     with fails("b'abc' is not in the ranks"):
         checks.check_merge_chunk([b"abc"], b"abc", TINY)
-    with fails("still make a token of the ranks: keep merging"):
+    with fails("still make a token of the ranks: your loop stopped too early"):
         checks.check_merge_chunk([b"a", b"b", b"c"], b"abc", TINY)
-    with fails(r"merge the pair with the LOWEST rank first .* expected \[b'a', b'bc'\]"):
+    with fails("merged in another order than the segmenter of section 5"):
         checks.check_merge_chunk([b"ab", b"c"], b"abc", TINY)  # the leftmost pair first
 
 
