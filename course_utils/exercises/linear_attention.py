@@ -6,7 +6,7 @@ from course_utils.exercises.record import Exercise
 NOTEBOOK = "07_linear_attention"
 
 EXERCISES = (
-    Exercise("kernel_attention", NOTEBOOK, points=3, check="check_kernel_attention",
+    Exercise("kernel_attention", NOTEBOOK, points=1, check="check_kernel_attention",
              twins=("course_utils.models.linear_attention.fmm_attention",
                     "course_utils.checks.linear_attention._attend",
                     "course_utils.checks.linear_attention._signed",
