@@ -187,7 +187,8 @@ def _state_after(s, z, key_features, v_i):
     (the slips that skip the feature map): ``_signed`` averages them."""
     weights, values = _state_as_keys(torch.eye(len(z), dtype=z.dtype), s, z, key_features, v_i)
     totals = weights.sum(-1, keepdim=True)
-    return _signed(weights, torch.ones_like(weights, dtype=torch.bool), values) * totals, totals[:, 0]
+    every_key = torch.ones_like(weights, dtype=torch.bool)
+    return _signed(weights, every_key, values) * totals, totals[:, 0]
 
 
 @checked_plainly

@@ -61,7 +61,7 @@ def test_no_check_of_a_formula_prints_the_expected_values():
     """An unnamed mistake of every formula exercise: the message says which entries are off."""
     wrong_answers = [
         lambda: checks.check_error_slope(-0.3, RS, ERRORS),
-        lambda: checks.check_positive_features(  # off by a factor above 1 for some rows, below for others
+        lambda: checks.check_positive_features(  # a factor above 1 on some rows, below on others
             np.exp(X @ W - (X**2).sum(1, keepdims=True) / 2) / np.sqrt(W.shape[1])
             * np.where(np.arange(len(X)) % 2 == 0, 1.3, 0.7)[:, None], X, W),
         lambda: checks.check_cos_sin_variance(np.full(6, 0.5), K_VALUES, 64),
