@@ -22,7 +22,7 @@ __all__ = ["check_cos_sin_variance", "check_laplacian_frequencies"]
 
 # -- the Laplacian kernel's frequencies --------------------------------------------------------
 
-_LIGHT_TAILS = 6.0  # q95/q50 of |w|: Cauchy 12.7, Laplace 4.3, normal 2.9
+_LIGHT_TAILS = 6.0  # q95/q50 of |w| below which tails are light: exponential 4.3, normal 2.9
 
 
 def _test_directions(d: int, gamma: float) -> np.ndarray:
@@ -61,13 +61,13 @@ def check_laplacian_frequencies(actual, d: int, r: int, gamma: float, rng=None,
     ``rng`` is the generator the answer drew from (its last input), not used: the draws are
     checked by their law, whatever the sampler.
 
-    exp(−γ‖δ‖₁) = E_w[cos(wᵀδ)] needs w_d independent Cauchy with scale γ. The test reads
+    The frequencies must satisfy exp(−γ‖δ‖₁) = E_w[cos(wᵀδ)]. The test reads
     the sample's characteristic function at a few δ: the mean of cos(wᵀδ) must be within
     ``sigmas`` standard errors of exp(−γ‖δ‖₁), and the mean of sin(wᵀδ) of 0, the standard
     errors measured on the sample (R ≥ a few thousand makes them accurate).
     Any correct sampler passes except with a probability of about 1e-8; an answer that
     fails is told what its sample looks like (light tails, the Laplace distribution, a
-    wrong Cauchy scale, dependent coordinates).
+    wrong spread, dependent coordinates).
     """
     w = _array(actual, name).astype(np.float64)
     if w.shape != (d, r):
@@ -94,17 +94,17 @@ def check_laplacian_frequencies(actual, d: int, r: int, gamma: float, rng=None,
     if z_axes > sigmas:  # one coordinate's distribution is wrong
         if q95 < _LIGHT_TAILS * q50:
             key = "gaussian_frequencies" if q95 < 3.6 * q50 else "laplace_frequencies"
-        elif abs(np.log(q50 * gamma)) < 0.1:  # Cauchy with scale s has median |w| = s
-            key = "cauchy_scale_inverted"
+        elif abs(np.log(q50 * gamma)) < 0.1:  # the median of |w| follows the spread
+            key = "frequencies_scale_inverted"
         elif abs(np.log(q50)) < 0.1:
-            key = "cauchy_no_scale"
+            key = "frequencies_unscaled"
         else:
-            key = "cauchy_wrong_scale"
+            key = "frequencies_wrong_scale"
         raise AssertionError(f"{name} is not right: {RF_MISTAKES[key]} (median of |w| "
                              f"{q50:.3g}, 95th percentile {q95:.3g}; γ = {gamma}).")
     multivariate = np.exp(-gamma * l2)
     z_mv, _ = _worst(cos_mean, multivariate, cos_error)
-    key = "multivariate_cauchy" if z_mv <= sigmas else "dependent_coordinates"
+    key = "shared_scale" if z_mv <= sigmas else "dependent_coordinates"
     raise AssertionError(
         f"{name} is not right: {RF_MISTAKES[key]} (at δ = {np.round(deltas[at_cos], 3).tolist()} "
         f"the mean of cos(wᵀδ) is {cos_mean[at_cos]:.3f}; exp(−γ‖δ‖₁) = {k[at_cos]:.3f}).")

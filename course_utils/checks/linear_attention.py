@@ -42,16 +42,16 @@ LINEAR_MISTAKES = {
     "the sum over j runs over, and which one indexes the output row",
     "causal_kernel": "you summed over j ≤ i only: this form is NOT causal, every query sees "
     "every key",
-    "not_accumulated_s": "your S_i holds token i's term alone: S_i sums over every j ≤ i, "
-    "the earlier tokens' terms included (compare the definitions of S_i and S_{i−1})",
-    "not_accumulated_z": "your z_i holds token i's term alone: z_i sums over every j ≤ i "
-    "(compare the definitions of z_i and z_{i−1})",
-    "outer_transposed": "your outer product is v_i φ(k_i)ᵀ, the transpose of what the state "
-    "needs: compare the shape of S, (r, D_v), with the order of the two vectors",
-    "state_no_feature_map": "you added k_i (or k_i v_iᵀ) to the state: the state sums φ(k_i), "
-    "the features of the key",
-    "old_state": "you computed the output with the OLD state S_{i−1}, z_{i−1}: position i "
-    "also attends to itself (j ≤ i includes i)",
+    "not_accumulated_s": "your S_i holds token i's contribution alone: the earlier tokens' "
+    "contributions are lost (compare which keys the state before and after token i covers)",
+    "not_accumulated_z": "your z_i holds token i's contribution alone: the earlier tokens' "
+    "are lost (compare which keys the state before and after token i covers)",
+    "outer_transposed": "what you add to S is transposed: compare its shape with that of S, "
+    "(r, D_v)",
+    "state_no_feature_map": "your state took in the raw key k_i: look again at how a key "
+    "enters the two shared sums of exercise 1",
+    "old_state": "your output leaves token i's own key out: read the causal formula's sums "
+    "again, which keys does query i see?",
     "output_no_feature_map": "you multiplied the state by q_i itself: the query enters the "
     "kernel through its features, as the key does",
     "separation_centre": "you measured from the centre of the QUERIES: k* is the mean of the "
@@ -174,45 +174,56 @@ def _state_as_keys(query_features, s, z, phi_k, v_i):
     """A sequence whose last row of causal attention is the step's output: r keys stand for
     the state (key m with features z_m e_m and value S_m / z_m, a row of S that is 0 where
     z_m = 0, as a state a sequence leaves), then token i's own key. Its weights as seen
-    from ``query_features`` (1, r + 1) and its values (r + 1, D_v)."""
-    weights = torch.cat([query_features * z, (query_features @ phi_k).reshape(1)])[None, :]
+    from each row of ``query_features`` (n, r): (n, r + 1), and its values (r + 1, D_v)."""
+    weights = torch.cat([query_features * z, (query_features @ phi_k)[:, None]], dim=-1)
     past = torch.where(z[:, None] > 0, s / z[:, None], torch.zeros_like(s))
     return weights, torch.cat([past, v_i[None, :]])
+
+
+def _state_after(s, z, key_features, v_i):
+    """The state a sequence leaves once token i is added, read back from the oracle: row m of
+    the state is what a query with features e_m gathers, its attention output times its
+    total weight, and entry m of z is that total weight. ``key_features`` may have any sign
+    (the slips that skip the feature map): ``_signed`` averages them."""
+    weights, values = _state_as_keys(torch.eye(len(z), dtype=z.dtype), s, z, key_features, v_i)
+    totals = weights.sum(-1, keepdim=True)
+    every_key = torch.ones_like(weights, dtype=torch.bool)
+    return _signed(weights, every_key, values) * totals, totals[:, 0]
 
 
 @checked_plainly
 def check_recurrent_step(actual, s, z, q_i, k_i, v_i, feature_map, name="recurrent_step",
                          atol=1e-4) -> None:
-    """Fail unless ``actual`` is (S_i, z_i, V′_i): the state after token i, S_i = Σ_{j ≤ i}
-    φ(k_j)v_jᵀ (r, D_v) and z_i = Σ_{j ≤ i} φ(k_j) (r,) from the state S_{i−1}, z_{i−1}
-    before it, and token i's output (D_v,), the last row of causal attention on a sequence
-    that leaves that state (see ``_state_as_keys``)."""
+    """Fail unless ``actual`` is (S_i, z_i, V′_i): the state (r, D_v) and (r,) after token i,
+    from the state before it, and token i's output (D_v,). The state and the output are
+    those of a sequence that leaves the given state and then reads token i, from the oracle
+    (see ``_state_as_keys`` and ``_state_after``)."""
     s, z, q_i, k_i, v_i = _float64((s, "S"), (z, "z"), (q_i, "q_i"), (k_i, "k_i"), (v_i, "v_i"))
     s_got, z_got, out_got = _three(actual, name)
     phi_k, phi_q = _features(feature_map, k_i), _features(feature_map, q_i)
-    term = torch.outer(phi_k, v_i)  # token i's term of the sums
-    s_i, z_i = s + term, z + phi_k
+    s_i, z_i = _state_after(s, z, phi_k, v_i)
     s_got_t = as_tensor(s_got, f"{name}: S_i")
     if s_got_t.shape == s_i.shape[::-1] and s_i.shape[0] != s_i.shape[1]:
         raise AssertionError(f"{name}: S_i is not right: {LINEAR_MISTAKES['outer_transposed']}.")
     same_size = k_i.shape == phi_k.shape  # r = D: the raw key fits the state too
-    s_mistakes = {LINEAR_MISTAKES["not_accumulated_s"]: term}
-    z_mistakes = {LINEAR_MISTAKES["not_accumulated_z"]: phi_k}
+    s_mistakes = {LINEAR_MISTAKES["not_accumulated_s"]: s_i - s}
+    z_mistakes = {LINEAR_MISTAKES["not_accumulated_z"]: z_i - z}
     if same_size:
-        s_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = s + torch.outer(k_i, v_i)
-        z_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = z + k_i
+        raw_s, raw_z = _state_after(s, z, k_i, v_i)
+        s_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = raw_s
+        z_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = raw_z
     if s.shape[0] == s.shape[1]:
-        s_mistakes[LINEAR_MISTAKES["outer_transposed"]] = s + term.T
+        s_mistakes[LINEAR_MISTAKES["outer_transposed"]] = s + (s_i - s).T
     check_close(s_got_t, s_i, f"{name}: S_i", atol=atol, mistakes=s_mistakes, reveal=False)
     check_close(z_got, z_i, f"{name}: z_i", atol=atol, mistakes=z_mistakes, reveal=False)
-    weights, values = _state_as_keys(phi_q, s, z, phi_k, v_i)
+    weights, values = _state_as_keys(phi_q[None, :], s, z, phi_k, v_i)
     out = _attend(weights, values)[0]
     out_mistakes = {
         LINEAR_MISTAKES["old_state"]: _attend(weights[:, :-1], values[:-1])[0],
         LINEAR_MISTAKES["no_normaliser"]: out * weights.sum(),
     }
     if same_size:
-        raw_weights, _ = _state_as_keys(q_i, s, z, phi_k, v_i)
+        raw_weights, _ = _state_as_keys(q_i[None, :], s, z, phi_k, v_i)
         out_mistakes[LINEAR_MISTAKES["output_no_feature_map"]] = _signed(
             raw_weights, torch.ones_like(raw_weights, dtype=torch.bool), values)[0]
     check_close(out_got, out, f"{name}: output", atol=atol, mistakes=out_mistakes, reveal=False)

@@ -58,8 +58,9 @@ RF_MISTAKES = {
     "ard_lengthscale_multiplied": "you multiplied coordinate d by ℓ_d: a large ℓ_d must make "
     "coordinate d matter less. Write the kernel as the Gaussian kernel of rescaled points and "
     "see which way they are rescaled",
-    "ard_lengthscale_squared": "you divided coordinate d by ℓ_d²: the frequencies' variance is "
-    "1/ℓ_d², so what multiplies a standard normal draw is its square root",
+    "ard_lengthscale_squared": "you divided coordinate d by ℓ_d²: your ZZᵀ estimates a kernel "
+    "whose coordinates fall off on another scale than ℓ_d. Write the kernel as the Gaussian "
+    "kernel of rescaled points and see how far they are rescaled",
     "ard_height_not_rooted": "your features carry the height a itself: a factor on every "
     "feature enters z(x)ᵀz(y) twice, so ZZᵀ estimates a² times the kernel",
     "ard_no_height": "the height a is missing: ZZᵀ estimates the kernel with a = 1",
@@ -77,30 +78,32 @@ RF_MISTAKES = {
     "least-squares line through all the points",
     "frequencies_shape": "W should have one row per input coordinate and one column per "
     "feature: shape (D, R)",
-    "not_finite": "W contains NaN or inf (a Cauchy draw is huge but finite: avoid dividing by "
-    "an exact 0 or taking tan(±π/2))",
+    "not_finite": "W contains NaN or inf: every frequency must be a finite number (look for a "
+    "division by 0, or a function evaluated where it is infinite)",
     "not_symmetric": "the frequencies are not symmetric about 0 (E[sin(wᵀδ)] should be 0): "
     "the Fourier transform of a real, even kernel is an even density, so w and −w are "
     "equally likely; did you draw only positive values?",
     "gaussian_frequencies": "your frequencies have light tails, like a normal distribution: "
     "normal frequencies estimate a Gaussian kernel, whatever their scale. Work out "
     "p(w) = (1/2π) ∫ e^{−γ|δ|} e^{−iwδ} dδ for one coordinate",
-    "laplace_frequencies": "your frequencies look Laplace-distributed (density ∝ e^{−|w|/s}): "
-    "that distribution's Fourier transform is the Cauchy kernel 1/(1 + s²δ²), not the "
-    "Laplacian kernel (the names cross). Work out p(w) = (1/2π) ∫ e^{−γ|δ|} e^{−iwδ} dδ",
-    "cauchy_scale_inverted": "your frequencies have scale 1/γ: the Gaussian's 1/σ does not "
-    "carry over, since here γ multiplies the distance; keep γ through the Fourier integral "
-    "of e^{−γ|δ|} and read the scale off the density you get",
-    "cauchy_no_scale": "your frequencies are standard Cauchy (scale 1), whatever γ: keep γ "
-    "through the Fourier integral of e^{−γ|δ|} and read the scale off the density you get",
-    "cauchy_wrong_scale": "your frequencies have the Cauchy shape but the wrong scale: the "
-    "median of |w| should be γ",
+    "laplace_frequencies": "your frequencies have exponential tails (density ∝ e^{−|w|/s}): "
+    "their mean of cos(wᵀδ) is not e^{−γ|δ|} at any scale s, so that law belongs to another "
+    "kernel. Work out p(w) = (1/2π) ∫ e^{−γ|δ|} e^{−iwδ} dδ",
+    "frequencies_scale_inverted": "your frequencies' spread shrinks as γ grows, so the kernel "
+    "they estimate falls more slowly with the distance, not faster; keep γ through the "
+    "Fourier integral of e^{−γ|δ|} and read the spread off the density you get",
+    "frequencies_unscaled": "your frequencies' spread is the same whatever γ, so the kernel "
+    "they estimate is too: keep γ through the Fourier integral of e^{−γ|δ|} and read the "
+    "spread off the density you get",
+    "frequencies_wrong_scale": "your frequencies have heavy tails, but their spread gives a "
+    "kernel that falls off at another rate than e^{−γ|δ|}: read the spread off the density "
+    "you derived",
     "dependent_coordinates": "each coordinate alone is right, but the D coordinates of a "
     "column are not independent: the Laplacian kernel is a product over coordinates, "
     "Π_d e^{−γ|δ_d|}, so draw every entry of W independently",
-    "multivariate_cauchy": "the D coordinates of a column share one random scale (the "
-    "multivariate Cauchy z/|g|): its characteristic function is e^{−γ‖δ‖₂}, a kernel of the "
-    "Euclidean distance, not e^{−γ‖δ‖₁}; draw every entry of W independently",
+    "shared_scale": "the D coordinates of a column share one random scale: such frequencies "
+    "estimate a kernel of the Euclidean distance, e^{−γ‖δ‖₂}, not e^{−γ‖δ‖₁}; the Laplacian "
+    "kernel is a product over the coordinates",
     "k2_is_k_squared": "you took k(2δ) = k(δ)²: work out what doubling δ does to "
     "exp(−‖δ‖²/2σ²)",
     "one_frequency": "that is the variance of one frequency's term cos(wᵀδ); z(x)ᵀz(y) "
@@ -117,14 +120,12 @@ RF_MISTAKES = {
     "R_times_variance": "you returned R × the variance (what the plots show): divide by R",
     "not_positive": "some features are ≤ 0: φ(x) = g(x) e^{Wᵀx}/√R is an exponential times a "
     "positive factor, > 0 everywhere (cos or sin features can be negative)",
-    "no_norm": "the factor g(x) is missing (g = 1): then E[φ_w(x) φ_w(y)] = E[e^{wᵀ(x + y)}] "
-    "= exp(‖x + y‖²/2), not exp(xᵀy); expand ‖x + y‖² and find the g(x) that cancels the rest",
-    "full_norm": "your g(x) subtracts too much: expand ‖x + y‖² in e^{‖x + y‖²/2} and see "
-    "which part g(x) g(y) must cancel to leave e^{xᵀy}",
-    "plus_norm": "you added ‖x‖²/2 (the factor of the cosine features): here "
-    "E[e^{wᵀ(x + y)}] = e^{‖x + y‖²/2} is already larger than e^{xᵀy}, so g(x) must shrink it",
-    "norm_not_squared": "your g(x) uses the norm ‖x‖ itself: the moment generating function "
-    "E[e^{wᵀu}] = e^{‖u‖²/2} brings in squared norms",
+    "positive_too_large": "your E[φ(x)ᵀφ(y)] is above exp(xᵀy) at every pair, the more the "
+    "larger the norms: expand ‖x + y‖² in E[e^{wᵀ(x + y)}] = e^{‖x + y‖²/2} and see which "
+    "part g(x) g(y) must cancel to leave e^{xᵀy}",
+    "positive_too_small": "your E[φ(x)ᵀφ(y)] is below exp(xᵀy) at every pair: your g(x) "
+    "shrinks too much; expand ‖x + y‖² in E[e^{wᵀ(x + y)}] = e^{‖x + y‖²/2} and see which "
+    "part g(x) g(y) must cancel to leave e^{xᵀy}",
     "no_root_R": "the 1/√R is missing: φ(x)ᵀφ(y) must be the average over the R draws, so "
     "each feature carries 1/√R",
     "divide_R": "you divided by R instead of √R: the inner product φ(x)ᵀφ(y) then has 1/R²",
@@ -288,17 +289,19 @@ def check_error_slope(actual, rs, errors, name="error_slope", atol=1e-6) -> None
 
 # -- positive random features --------------------------------------------------------------------
 
-# What the answer's E[φ(x)ᵀφ(y)] / exp(xᵀy) is after each slip, for rows x_i, x_j: a rescaled
-# oracle, from the squared norms n_i = ‖x_i‖², the norms and R.
-_POSITIVE_SLIPS = {
-    "no_norm": lambda n, norm, r: np.exp((n[:, None] + n[None, :]) / 2),
-    "full_norm": lambda n, norm, r: np.exp(-(n[:, None] + n[None, :]) / 2),
-    "plus_norm": lambda n, norm, r: np.exp(n[:, None] + n[None, :]),
-    "norm_not_squared": lambda n, norm, r: np.exp((n[:, None] + n[None, :]
-                                                   - norm[:, None] - norm[None, :]) / 2),
-    "no_root_R": lambda n, norm, r: np.full((len(n), len(n)), float(r)),
-    "divide_R": lambda n, norm, r: np.full((len(n), len(n)), 1 / r),
-}
+def _positive_slip(ratio: np.ndarray, r: int) -> str | None:
+    """The key of RF_MISTAKES that names how the ratio E[φ(x_i)ᵀφ(x_j)] / exp(x_iᵀx_j) of an
+    answer is off, from the ratio alone: by R or 1/R at every pair (the 1/√R), or above 1
+    (below 1) at every pair (the factor g); None when it is neither."""
+    log_ratio = np.log(ratio)
+    for key, value in (("no_root_R", math.log(r)), ("divide_R", -math.log(r))):
+        if r > 1 and np.allclose(log_ratio, value, atol=1e-3):
+            return key
+    if (log_ratio > 0).all():
+        return "positive_too_large"
+    if (log_ratio < 0).all():
+        return "positive_too_small"
+    return None
 
 
 @checked_plainly
@@ -309,7 +312,7 @@ def check_positive_features(actual, x, w, name="positive_features", atol=1e-4) -
     X (n, D), W (D, R). No formula for g is written here: the answer's own g is read off its
     features (log φ − XW must be the same along each row), and the expectation of its
     φ(x)ᵀφ(y) follows from the text's fact E_w[e^{wᵀu}] = e^{‖u‖²/2}. Its ratio to exp(xᵀy)
-    must be 1 within ``atol`` (relative); a ratio of a slip of RF_MISTAKES names that slip.
+    must be 1 within ``atol`` (relative); how it is off names the slip (``_positive_slip``).
     """
     x, w = _array(x, "X"), _array(w, "W")
     r = w.shape[1]
@@ -330,10 +333,10 @@ def check_positive_features(actual, x, w, name="positive_features", atol=1e-4) -
     log_expectation = (math.log(r) + log_g[:, None] + log_g[None, :]
                        + (pair_sums**2).sum(-1) / 2)             # log E[φ(x_i)ᵀφ(x_j)]
     ratio = np.exp(log_expectation - x @ x.T)                    # E[φ(x)ᵀφ(y)] / exp(xᵀy)
-    squared = (x * x).sum(axis=1)
-    mistakes = {RF_MISTAKES[key]: slip(squared, np.sqrt(squared), r)
-                for key, slip in _POSITIVE_SLIPS.items()}
+    if not np.allclose(ratio, 1, atol=atol):
+        key = _positive_slip(ratio, r)
+        if key is not None:
+            raise AssertionError(f"{name} is not right: {RF_MISTAKES[key]}.")
     check_close(ratio, np.ones_like(ratio), f"E[φ(x)ᵀφ(y)] / exp(xᵀy) of {name}", atol=atol,
-                mistakes={m: v for m, v in mistakes.items()
-                          if not np.allclose(v, 1, atol=10 * atol)}, reveal=False)
+                reveal=False)
 

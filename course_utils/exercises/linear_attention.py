@@ -6,7 +6,7 @@ from course_utils.exercises.record import Exercise
 NOTEBOOK = "07_linear_attention"
 
 EXERCISES = (
-    Exercise("kernel_attention", NOTEBOOK, points=3, check="check_kernel_attention",
+    Exercise("kernel_attention", NOTEBOOK, points=1, check="check_kernel_attention",
              twins=("course_utils.models.linear_attention.fmm_attention",
                     "course_utils.checks.linear_attention._attend",
                     "course_utils.checks.linear_attention._signed",
@@ -16,7 +16,9 @@ EXERCISES = (
              rules=(NoSquareMatrix, LinearWork)),
     Exercise("recurrent_step", NOTEBOOK, points=2, check="check_recurrent_step",
              twins=("course_utils.checks.linear_attention._attend",
-                    "course_utils.checks.linear_attention._state_as_keys")),
+                    "course_utils.checks.linear_attention._signed",
+                    "course_utils.checks.linear_attention._state_as_keys",
+                    "course_utils.checks.linear_attention._state_after")),
     Exercise("causal_linear_attention", NOTEBOOK, points=4,
              check="check_causal_linear_attention",
              twins=("course_utils.models.linear_attention.fmm_attention",

@@ -29,7 +29,8 @@ EXERCISES = (
                                         "numpy.linalg._linalg.lstsq")),
              twins=("numpy.lib._polynomial_impl.polyfit",
                     "scipy.stats._stats_py.linregress")),
-    # any Cauchy sampler, SciPy's too: finding that the frequencies are Cauchy is the exercise
+    # any exact sampler, SciPy's distributions too: deriving the law of the frequencies is the
+    # exercise
     Exercise("laplacian_frequencies", NOTEBOOK, points=3, check="check_laplacian_frequencies",
              allowance=Allowance(
                  says=DEFAULT.says + ", and SciPy's distributions",

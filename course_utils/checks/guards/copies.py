@@ -1,6 +1,6 @@
 """Inputs handed to an answer are copies, so an answer is graded on what it returns.
 
-An answer that updates its inputs in place (``S += torch.outer(phi_k, v_i)``, ``x -= mu``,
+An answer that updates its inputs in place (``S += update``, ``x -= mu``,
 ``W -= lr * grad``) is right when it returns the right values; but a test that then builds
 its reference from the same, now changed, input would fail it. The test's own inputs stay
 as they were: the answer gets copies.
