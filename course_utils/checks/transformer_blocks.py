@@ -20,18 +20,9 @@ from torch import nn
 from .core import as_tensor, check_close
 from .guards import checked_plainly
 
-__all__ = [
-    "BLOCK_MISTAKES",
-    "check_is_causal",
-    "check_is_causal_of",
-    "check_gpt_logits",
-    "check_layer_norm",
-    "check_positional_encoding",
-    "check_rope",
-    "check_rope_answer",
-    "check_rope_relative",
-    "check_transformer_block",
-]
+__all__ = ["BLOCK_MISTAKES", "check_gpt_logits", "check_is_causal", "check_is_causal_of",
+           "check_layer_norm", "check_positional_encoding", "check_rope", "check_rope_answer",
+           "check_rope_relative", "check_transformer_block"]
 
 BLOCK_MISTAKES = {
     "sin_cos_swapped": "sine and cosine are swapped: look again at which column of a pair "
@@ -368,11 +359,10 @@ def check_is_causal_of(actual, f, x, expected: bool, name="is_causal") -> None:
 
 def _sinusoidal_twin(model: nn.Module, positions=True, scale=True,
                      final_norm=True) -> tuple[nn.Module, float]:
-    """The course's ``TinyGPT`` in float64 holding ``model``'s weights (a TinyGPT with learned
-    positions P), P in place of its fixed table, or zeros without ``positions``. Its forward
-    lifts the token rows by √d; with ``scale`` the rows it holds are E/√d and its logits are
-    multiplied back by √d, which undoes the lift; without it, the lift stays. Returns the
-    twin (without its final norm unless ``final_norm``) and the factor for its logits."""
+    """The course's ``TinyGPT`` in float64 with ``model``'s weights (learned positions P in
+    place of its fixed table; zeros without ``positions``), and the factor for its logits:
+    with ``scale`` it holds E/√d and the factor √d undoes its √d lift; no final norm unless
+    ``final_norm``."""
     from course_utils.models.gpt import TinyGPT
 
     with torch.random.fork_rng(devices=[]):  # building a model draws weights: keep the test's
@@ -398,9 +388,8 @@ def _logits(model: nn.Module, ids: torch.Tensor, **changes) -> torch.Tensor:
 
 @checked_plainly
 def check_gpt_logits(actual, ids, model: nn.Module, run_block, name="gpt_logits") -> None:
-    """Fail unless ``actual`` are the logits of ``model`` (a ``TinyGPT`` with learned
-    positions) on ``ids``, with the course's blocks (run_block, which the test passes): the
-    expected values are the course's sinusoidal ``TinyGPT`` holding the model's weights."""
+    """Fail unless ``actual`` are the logits of ``model`` (a learned-positions ``TinyGPT``) on
+    ``ids`` (run_block: the test's blocks): the sinusoidal ``TinyGPT`` with its weights."""
     if getattr(getattr(model, "config", None), "positions", None) != "learned":
         raise ValueError("model must be a TinyGPT with learned positions")
     mistakes = {
