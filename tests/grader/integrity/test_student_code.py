@@ -19,10 +19,13 @@ from grader.integrity.similarity.student_code import ADDED, ANSWER, EDITED, stud
 from grader.integrity.tamper import read_scan_context
 from tests.conftest import REPO
 from tests.grader.integrity.test_similarity import make_class
+from tests.support.nbgrader_cells import by_grade_id
 from tests.support.nbgrader_course import solution_cells
 
 A03 = "03_bpe"
-MERGE_PAIR_AT = 13  # the merge_pair answer cell's place in 03's release, from 1
+# the merge_pair answer cell's place in 03's release, from 1
+MERGE_PAIR_AT = 1 + by_grade_id(nbformat.read(REPO / "notebooks" / A03 / f"{A03}.ipynb",
+                                              as_version=4), "merge_pair")
 MERGED = "course_utils.checks.bpe._merged_by_library"
 
 # course_utils.checks.bpe's _merged_by_library, every name changed
@@ -108,7 +111,8 @@ def test_the_cells_that_run_as_the_student_left_them(source):
              for cell in student_code(source, notebook) if cell.how != ANSWER]
     assert found == [
         (EDITED, "count_pairs", 2, "count_pairs (cell #2, edited before it)"),
-        (ADDED, "merge_pair", MERGE_PAIR_AT + 1, "merge_pair (cell #14, added after it)")]
+        (ADDED, "merge_pair", MERGE_PAIR_AT + 1,
+         f"merge_pair (cell #{MERGE_PAIR_AT + 1}, added after it)")]
     answers = [cell.grade_id for cell in student_code(source, notebook) if cell.how == ANSWER]
     assert answers == ["count_pairs", "merge_pair", "segment_word", "train_bytes",
                        "merge_chunk", "encode"]
