@@ -70,7 +70,7 @@ WIDGETS = {
     "08_random_fourier_features": (Widget("widgets.VBox([slider, picture])", (
         Slider("R", to=0.75),), view=".widget-vbox", output=".widget-image"),),
     "09_bert_and_gpt": (Widget("widgets.interact(show_masking", (
-        Slider("share", to=0.8), Slider("draw", to=0.5))),),
+        Slider("share", to=0.8), Slider("draw", to=0.5)), answered=True),),
 }
 
 
