@@ -116,14 +116,14 @@ def causal_softmax(s):
 
 
 def causal_attention_with(scale="/ math.sqrt(d_k)", keep="tril()", dim="-1", output="alpha @ V",
-                          returned="out, alpha"):
+                          returned="out, alpha", fill='float("-inf")'):
     """A causal_attention answer with one part swapped for a mistake."""
     return f"""
 def causal_attention(X, W_Q, W_K, W_V):
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
     n, d_k = X.shape[0], Q.shape[-1]
     keep = torch.ones(n, n, dtype=torch.bool, device=X.device).{keep}
-    alpha = torch.softmax((Q @ K.T {scale}).masked_fill(~keep, float("-inf")), dim={dim})
+    alpha = torch.softmax((Q @ K.T {scale}).masked_fill(~keep, {fill}), dim={dim})
     out = {output}
     return {returned}
 """
@@ -175,8 +175,8 @@ WRONG = {
         **mexican("forgets_sqrt_dk", scale=1 / math.sqrt(4)),
         "causal_attention": causal_attention_with(scale=""),
     },
-    # Right on the visible example (d_k = 4, so sqrt(d_k) = 2) but not in general, and right
-    # weights averaged with a slip: only the hidden tests, restored at grading, catch them.
+    # Right on the lecture's example only (d_k = 4, so sqrt(d_k) = 2): the visible check's
+    # second sentence (d_k = 3) names it. Right weights averaged with a slip.
     "hard_codes_two": {
         **mexican("hard_codes_two", averaged="swapped"),
         "causal_attention": causal_attention_with(scale="/ 2"),
@@ -215,6 +215,9 @@ WRONG = {
     # ... and the same, worked under an id set in the notebook's id cell (SETS_ID)
     "sets_another_id": {**written(by_hand_answers(sentence_of("another.id")), *BY_HAND),
                         **mexican("another.id")},
+    # the future filled with -10, not -inf: it keeps a weight of about e^-10, below the visible
+    # checks' tolerance at the lecture's small scores; the hidden tests' larger scores show it
+    "fills_the_future_with_minus_ten": {"causal_attention": causal_attention_with(fill="-10.0")},
     # the scale forgotten in a loop, one query at a time: the visible check names it
     "loop_forgets_sqrt_dk": {"causal_attention": LOOP_WITHOUT_SCALE},
     # exercise 6's given function handed in as it is: right on the visible example only

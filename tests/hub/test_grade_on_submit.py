@@ -3,7 +3,7 @@
 04 through the Assignment List and fetch their feedback, nobody runs a TA step.
 
 The term: the instructor publishes 04, due in a week, and starts the hub. ann submits
-answers right on the visible tests and wrong on hidden ones (the scale hard-coded as 2); ben
+answers right on the visible tests and wrong on hidden ones (the future filled with -10); ben
 forgets the scale, which a visible test catches. Both fetch early feedback. ben submits
 the right answers. The instructor moves the due date to now: the early pages become full
 ones. ann submits again, late, and the hub is stopped at once and started again. At the
@@ -36,12 +36,10 @@ from tests.support.nbgrader_course import make_course, solution_cells
 pytestmark = pytest.mark.notebook
 
 RIGHT = solution_cells(ASSIGNMENT)
-# the build exercise: ann's hard-coded 2 is right at the visible d_k = 4 only; ben forgets √d_k
+# the build exercise: ann fills the future with -10, which passes the visible checks and fails
+# the hidden tests; ben forgets √d_k, which the visible checks name
 EXERCISE = "causal_attention"
-# 04's visible check on a 4-token sentence with d_k != d_model now fails ann's answer before
-# the hidden tests: ann needs a wrong answer that passes the visible checks.
-ANN_CAUGHT_EARLY = "ann's hard_codes_two now fails 04's visible check"
-ANSWERS = {"ann": {**RIGHT, EXERCISE: WRONG["hard_codes_two"][EXERCISE]},
+ANSWERS = {"ann": {**RIGHT, EXERCISE: WRONG["fills_the_future_with_minus_ten"][EXERCISE]},
            "ben": {**RIGHT, EXERCISE: WRONG["forgets_sqrt_dk"][EXERCISE]}}
 SERVICE_READY_S = 300  # the instructor's solution is graded first (grader.scoring.selfcheck)
 FEEDBACK_WITHIN_S = 120  # from a submission to its feedback: 14 s measured on 2 busy cores
@@ -199,7 +197,6 @@ def test_each_student_fetches_early_feedback_within_the_bound(played):
     print({name: round(page.seconds) for name, page in played.early.items()})
 
 
-@pytest.mark.xfail(strict=False, reason=ANN_CAUGHT_EARLY)
 def test_the_early_page_shows_visible_results_and_nothing_of_the_hidden_tests(played):
     ann, ben = played.early["ann"].text, played.early["ben"].text
     names, lines = hidden_tests()
@@ -209,13 +206,12 @@ def test_the_early_page_shows_visible_results_and_nothing_of_the_hidden_tests(pl
         assert not leaked, leaked
         assert "BEGIN HIDDEN TESTS" not in text
         assert "after the due date" in text
-    # ann's hard-coded 2 passes the visible test of causal_attention; ben's missing scale fails it
+    # ann's -10 passes the visible test of causal_attention; ben's missing scale fails it
     assert f"test_{EXERCISE} visible tests passed; hidden tests after the due date ? / 4" in ann
     assert re.search(rf"test_{EXERCISE} visible tests failed 0 / 4 TestFailed: .*{EXERCISE}"
                      r"\(X, W_Q, W_K, W_V\) is not right: you did not divide by √d_k", ben), ben
 
 
-@pytest.mark.xfail(strict=False, reason=ANN_CAUGHT_EARLY)
 def test_after_the_due_date_the_full_page_replaces_the_early_one(played):
     ann, ben = played.full["ann"].text, played.full["ben"].text
     assert "Full feedback" in ann and "Early feedback" not in ann
@@ -253,9 +249,9 @@ def test_a_students_feedback_is_never_visible_to_another(played):
         pages = [played.early[name].text, played.full[name].text]
         assert all(f"{other}'s" not in page for page in pages)
         assert played.refused[name] and set(played.refused[name]) <= {302, 403}, played.refused
-    # the full pages show each one's own answers: ann's scale hard-coded as 2, not ben's
+    # the full pages show each one's own answers: ann's -10, not ben's
     code = {name: page.text.replace(" ", "") for name, page in played.full.items()}
-    assert "Q@K.T/2" in code["ann"] and "Q@K.T/2" not in code["ben"]
+    assert "masked_fill(~keep,-10.0)" in code["ann"] and "-10.0)" not in code["ben"]
 
 
 def grades_rows(course: Course) -> list[dict]:

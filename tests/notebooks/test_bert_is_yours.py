@@ -9,17 +9,13 @@ model's class must be the notebook's own, its forward pass must be the notebook'
 answer as it is gives the same: what the student writes is what trains.
 """
 
-import contextlib
 import copy
-import os
 
-import matplotlib
-import nbformat
 import pytest
 import torch
 
-from tests.conftest import REPO
 from tests.course_utils.checks.test_checks_pretraining import pytorch_encoder
+from tests.support.notebook_namespace import quick, run_until
 
 pytestmark = pytest.mark.notebook
 
@@ -36,37 +32,11 @@ def encoder_logits(ids, model):
 """
 
 
-@contextlib.contextmanager
-def quick():
-    """Quick mode (COURSE_QUICK=1) inside the block."""
-    saved = os.environ.get("COURSE_QUICK")
-    os.environ["COURSE_QUICK"] = "1"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("COURSE_QUICK", None)
-        else:
-            os.environ["COURSE_QUICK"] = saved
-
-
 @pytest.fixture(scope="module")
 def namespace():
     """The notebook's globals after its cells up to and including the tiny BERT's training,
     and the sources of the cells that build and train it."""
-    matplotlib.use("Agg")
-    source = nbformat.read(REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
-    ns, build = {"__name__": "notebook"}, {}
-    with quick():
-        for cell in source.cells:
-            if cell.cell_type != "code" or cell.metadata.get("nbgrader", {}).get("grade"):
-                continue
-            exec(compile(cell.source, cell.get("id", "cell"), "exec"), ns)  # noqa: S102
-            if cell.get("id") in BUILD_CELLS:
-                build[cell.get("id")] = cell.source
-            if cell.get("id") == BUILD_CELLS[-1]:
-                return ns, build
-    raise AssertionError(f"{ASSIGNMENT} has no cell {BUILD_CELLS[-1]!r}")
+    return run_until(ASSIGNMENT, BUILD_CELLS)
 
 
 def trained_again(ns, build, answer=None):

@@ -8,14 +8,11 @@ that skips the block) must give other losses: what the student writes is what tr
 """
 
 import copy
-import os
 
-import matplotlib
-import nbformat
 import pytest
 import torch
 
-from tests.conftest import REPO
+from tests.support.notebook_namespace import quick, run_until
 
 pytestmark = pytest.mark.notebook
 
@@ -25,25 +22,10 @@ BUILD_CELL = "gpt-build"
 
 @pytest.fixture(scope="module")
 def namespace():
-    """The notebook's globals after its cells up to and including the GPT's training."""
-    matplotlib.use("Agg")
-    saved = os.environ.get("COURSE_QUICK")
-    os.environ["COURSE_QUICK"] = "1"
-    source = nbformat.read(REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
-    ns = {"__name__": "notebook"}
-    try:
-        for cell in source.cells:
-            if cell.cell_type != "code" or cell.metadata.get("nbgrader", {}).get("grade"):
-                continue
-            exec(compile(cell.source, cell.get("id", "cell"), "exec"), ns)  # noqa: S102
-            if cell.get("id") == BUILD_CELL:
-                return ns, cell.source
-    finally:
-        if saved is None:
-            os.environ.pop("COURSE_QUICK", None)
-        else:
-            os.environ["COURSE_QUICK"] = saved
-    raise AssertionError(f"{ASSIGNMENT} has no cell {BUILD_CELL!r}")
+    """The notebook's globals after its cells up to and including the GPT's training, and
+    the source of the cell that builds and trains it."""
+    ns, build = run_until(ASSIGNMENT, (BUILD_CELL,))
+    return ns, build[BUILD_CELL]
 
 
 def test_the_trained_model_is_a_class_of_the_notebook(namespace):
@@ -69,6 +51,7 @@ def test_a_broken_block_answer_changes_what_trains(namespace):
     trained = ns["losses"]
     broken = copy.copy(ns)
     broken["transformer_block"] = lambda x, block, causal=False: x   # a block that does nothing
-    exec(compile(build, BUILD_CELL, "exec"), broken)  # noqa: S102
+    with quick():
+        exec(compile(build, BUILD_CELL, "exec"), broken)  # noqa: S102
     assert broken["losses"] != trained
     assert broken["losses"][0] == pytest.approx(trained[0], abs=0.5)   # same start, other model
