@@ -5,14 +5,13 @@ properties, never from the exercises' algorithms written again:
 
 * pair counts: the stated counts, and what the counts must add up to, token by token
   (``collections.Counter`` of the tokens that stand before, and after, another token);
-* a merge and the segmenter: Hugging Face ``tokenizers``' BPE model given the merges,
-  which applies them by rank to the tokens of each word;
+* a merge and the segmenter: Hugging Face ``tokenizers``' BPE model given the merges;
 * the byte-level learner: ``tiktoken``'s educational learner (``bpe_train``), with the
   same pre-tokenizer and the same tie-break;
 * one chunk and the whole encoder: ``tiktoken``'s encoder of the ranks given.
 
 A mistake is named by the same library on other inputs (a word without ``"_"``,
-WordPiece's greedy longest match, tiktoken told to read special tokens as text or with no
+Hugging Face's WordPiece, tiktoken told to read special tokens as text or with no
 pre-tokenizer, GPT-4's own ranks) or by a property of the answer.
 """
 
@@ -167,7 +166,7 @@ def check_merged_corpus(actual, corpus: dict, pair: tuple, name: str = "merge_pa
 
 def _longest_match(word: str, merges: list) -> list:
     """Hugging Face's WordPiece, greedy longest match from the left, over the tokens of
-    ``merges`` and the characters of ``word``: the segmenter's named mistake."""
+    ``merges`` and the characters of ``word``."""
     vocabulary = {token: i for i, token in enumerate(
         dict.fromkeys([*word, *(t_left + t_right for t_left, t_right in merges)]))}
     model = models.WordPiece(vocabulary, unk_token=word[0], continuing_subword_prefix="",
@@ -177,8 +176,8 @@ def _longest_match(word: str, merges: list) -> list:
 
 @checked_plainly
 def check_segmentation(actual, word: str, merges: list, name: str = "segment_word") -> None:
-    """Fail unless ``actual`` is ``word`` + ``_`` segmented by the merges in the order learned,
-    as Hugging Face's BPE model given the merges segments it."""
+    """Fail unless ``actual`` is the tokens of ``word`` + ``_`` that Hugging Face's BPE model,
+    given these merges, gives."""
     _require(actual, (list, tuple), name, "a list of tokens")
     actual, merges = list(actual), [tuple(pair) for pair in merges]
     end = bpe.END_OF_WORD
@@ -190,8 +189,8 @@ def check_segmentation(actual, word: str, merges: list, name: str = "segment_wor
     if actual == _longest_match(word + end, merges):
         _fail(
             name,
-            "you matched the longest known token from the left; the segmenter applies the "
-            "learned MERGES, one after another in the order they were learned",
+            "you took the longest known token from the left, the second way of cutting owner "
+            "in section 5: compare the two ways on owner again, and which merge decides",
         )
     if "".join(map(str, actual)) != word + end:
         _fail(name, f"the tokens must join back to {word + end!r}")
@@ -257,8 +256,8 @@ def _encoder(ranks, special_tokens=None, pattern=pre_tokenizer.CL100K_PATTERN):
 
 @checked_plainly
 def check_merge_chunk(actual, piece: bytes, ranks, name="merge_chunk") -> None:
-    """Fail unless ``actual`` is the list of tokens (bytes) tiktoken cuts ``piece`` into with
-    these ranks (the pair of lowest rank merged first, the leftmost of equal ones)."""
+    """Fail unless ``actual`` is the list of tokens (bytes) of ``piece``, as tiktoken cuts it
+    with these ranks."""
     _require(actual, (list, tuple), name, "a list of tokens (bytes)")
     actual = list(actual)
     encoder = _encoder(ranks, pattern=WHOLE)
@@ -282,7 +281,8 @@ def check_merge_chunk(actual, piece: bytes, ranks, name="merge_chunk") -> None:
         _fail(name, "two of your neighbouring tokens still make a token of the ranks: your "
                     "loop stopped too early")
     _fail(name, "your pairs were merged in another order than the segmenter of section 5 "
-                "would merge them: compare your order with the merges' ranks")
+                "would merge them: try your rule by hand on exercise 5's tiny tokenizer and "
+                "b'abc'")
 
 
 @checked_plainly
