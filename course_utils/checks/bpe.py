@@ -190,7 +190,7 @@ def check_segmentation(actual, word: str, merges: list, name: str = "segment_wor
         _fail(
             name,
             "you took the longest known token from the left, the second way of cutting owner "
-            "in section 5: compare the two ways on owner again, and which merge decides",
+            "in section 5: compare the two ways on owner again, and see which merge decides",
         )
     if "".join(map(str, actual)) != word + end:
         _fail(name, f"the tokens must join back to {word + end!r}")
