@@ -7,22 +7,22 @@ The expected values come from libraries, never from an exercise written again:
   chosen labelled ``ignore_index`` (−100, as Hugging Face labels them for
   ``BertForMaskedLM``); each mistake is that call changed as the mistake changes it
   (no ``ignore_index``, ``reduction="sum"``, ``F.nll_loss`` on the logits themselves);
-* the encoder's logits are judged by properties that no wrong design has, never by the
-  forward pass written again (the grader compares the hidden tests' values with the stored
-  answers, outside the kernel): a score for each of the V words and none for ``[MASK]``;
-  every row a combination of the words' embeddings (the tied output layer, solved for by
-  least squares) whose coefficients are a layer norm's output (mean β, spread γ); a
-  position's scores that change when a later word does (no causal mask); a window read
-  backwards that does not give the same scores backwards (the positions are used);
+* the encoder's logits are judged by properties, never by the forward pass written again
+  (the grader compares the hidden tests' values with the stored answers, outside the
+  kernel): their shape; every row a combination of the words' embeddings (the tied output
+  layer, solved for by least squares) whose coefficients are a layer norm's output (mean β,
+  spread γ); which positions a position's scores see; the order of a window; and, on
+  windows of one word, where an encoder and a GPT read the same, the scores of the course's
+  ``TinyGPT`` whose weights the model holds (its own forward pass, the library here);
 * a BERT encoder's parameter count is Hugging Face's ``BertModel``, built from a
   ``BertConfig`` on the meta device (shapes only: nothing is downloaded or allocated) and
   counted with ``sum(p.numel() ...)``; each mistake is that count without the parameters
   it forgets (found by their names), with the pooler, or of one layer;
-* a span is judged by what the exercise asks of it: a span of the scores, at most
-  ``max_length`` long, whose score start_scores[s] + end_scores[e] is the largest entry of
-  the table of every such sum (all spans at once, the others masked by ``torch.triu`` and
-  ``torch.tril``); multiplying probabilities is Hugging Face's question-answering decoder,
-  ``decode_spans``, on softmax probabilities as its pipeline feeds it.
+* a span is judged against the span the visible test states (the grader compares the hidden
+  tests' spans with the stored answers): a span of the scores, at most ``max_length`` long,
+  whose score start_scores[s] + end_scores[e] ties the stated span's; multiplying
+  probabilities is Hugging Face's question-answering decoder, ``decode_spans``, on softmax
+  probabilities as its pipeline feeds it.
 
 Transformers is imported only where a check needs it: importing it takes seconds.
 """
@@ -63,6 +63,9 @@ PRETRAINING_MISTAKES = {
     "masked word can be",
     "encoder_no_positions": "your encoder cannot tell where a word is: the window read "
     "backwards gives the same scores, backwards. Look at what H_0 adds to the token rows",
+    "encoder_one_word": "on windows of one word, where an encoder and a GPT read the same, "
+    "your scores differ from those of the GPT whose weights `model` holds. Its input H_0 is "
+    "the GPT's: look at how TinyGPT builds it (notebook 06, exercise 6, decision 1)",
     "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
     "feed-forward layer) has a bias vector as long as its output",
     "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "
@@ -86,17 +89,17 @@ PRETRAINING_MISTAKES = {
     "end_before_start": "your span ends before it starts: the answer needs s ≤ e",
     "too_long": "your span is longer than max_length tokens: it needs e − s + 1 ≤ max_length, "
     "i.e. e < s + max_length",
-    "too_short": "you allowed only spans shorter than max_length: e − s + 1 may EQUAL "
+    "too_short": "a span exactly max_length tokens long beats yours: e − s + 1 may EQUAL "
     "max_length (e < s + max_length)",
     "separate_argmax": "you took the best start and the best end separately; they must be "
     "chosen together, the best PAIR with s ≤ e < s + max_length",
     "from_one": "your positions count from 1; they count from 0, like the scores' indices",
     "swapped": "you returned (end, start); return (start, end)",
     "probabilities": "you multiplied probabilities (softmax of the scores): for a confident "
-    "model they underflow to 0 and every span ties. Maximise the SUM of the scores "
-    "start_scores[s] + end_scores[e] (the log of that product, without the underflow)",
-    "not_best": "your span (s, e) satisfies s ≤ e < s + max_length but another such span has "
-    "a larger start_scores[s] + end_scores[e]",
+    "model they underflow to 0 and every span ties. Rank the spans by a number that keeps "
+    "the product's order without computing the product (decision 1 of exercise 4)",
+    "not_best": "your span (s, e) is a span (s ≤ e < s + max_length), but the model ranks "
+    "another span above it (decision 1 of exercise 4)",
 }
 
 
@@ -162,14 +165,25 @@ def _rows_reversed(ids: torch.Tensor) -> list[tuple[int, int]]:
             if a != b and torch.equal(ids[a].flip(0), ids[b]) and not torch.equal(ids[a], ids[b])]
 
 
+def _gpt_scores(ids: torch.Tensor, model) -> torch.Tensor:
+    """The scores of the course's ``TinyGPT`` holding ``model``'s weights on ``ids`` (batch, n),
+    in float64 on the CPU, (batch, n, rows of E)."""
+    from course_utils.models.gpt import TinyGPT
+
+    with torch.no_grad():
+        device = model.token_embedding.weight.device
+        return TinyGPT.forward(model, ids.to(device)).double().cpu()
+
+
 @checked_plainly
 def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
     """Fail unless ``actual`` has the properties of the encoder's scores on ``ids`` (batch, n)
-    for ``model``, whose token embedding E has V + 1 rows (the last is ``[MASK]``'s) and whose
-    final layer norm is ``model.norm``: shape (batch, n, V); every row E[:V] u with u a layer
-    norm's output; scores that see the right (where two windows differ in their last word)
-    and the order (where a window is another read backwards). The exact values are the
-    grader's to compare (the hidden tests)."""
+    for ``model``, a holder of a ``TinyGPT``'s weights whose token embedding E has V + 1 rows
+    (the last is ``[MASK]``'s) and whose final layer norm is ``model.norm``: shape (batch, n,
+    V); every row E[:V] u with u a layer norm's output; scores that see the right (where two
+    windows differ in their last word) and the order (where a window is another read
+    backwards); on windows of one word, the GPT's scores of the V words. The exact values of
+    longer windows are the grader's to compare (the hidden tests)."""
     got = as_tensor(actual, name)
     ids = torch.as_tensor(ids).long().cpu()
     words = model.token_embedding.weight.detach().cpu().double()[:-1]      # (V, d)
@@ -196,6 +210,11 @@ def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
         if torch.allclose(got[b], got[a].flip(0), rtol=0.0, atol=1e-4):
             raise AssertionError(
                 f"{name} is not right: {PRETRAINING_MISTAKES['encoder_no_positions']}.")
+    if ids.shape[1] == 1:
+        gpt = _gpt_scores(ids, model)[..., :-1]
+        if not torch.allclose(got.double(), gpt, rtol=1e-4, atol=1e-4):
+            raise AssertionError(
+                f"{name} is not right: {PRETRAINING_MISTAKES['encoder_one_word']}.")
 
 
 # -- parameter count ------------------------------------------------------------------------
@@ -258,15 +277,6 @@ def check_bert_parameters(actual, vocab_size: int, max_positions: int, type_voca
 # -- the best answer span -------------------------------------------------------------------
 
 
-def _best_score(start, end, max_length) -> float:
-    """The largest start[s] + end[e] over every span s ≤ e < s + max_length: the largest
-    entry of the table of all sums (n × n, row s, column e) inside the band that
-    ``torch.triu`` and ``torch.tril`` keep. start and end are 1-D float64 tensors."""
-    sums = start[:, None] + end[None, :]
-    band = torch.ones_like(sums, dtype=torch.bool).triu().tril(max_length - 1)
-    return sums[band].max().item()
-
-
 def _decoded_from_probabilities(start, end, max_length) -> tuple[int, int]:
     """The span that Hugging Face's question-answering decoder, ``decode_spans``, picks from
     the softmax probabilities in float32, as its pipeline feeds it: the largest
@@ -279,12 +289,15 @@ def _decoded_from_probabilities(start, end, max_length) -> tuple[int, int]:
 
 
 @checked_plainly
-def check_best_span(actual, start_scores, end_scores, max_length: int,
+def check_best_span(actual, start_scores, end_scores, max_length: int, expected,
                     name="best_span") -> None:
-    """Fail unless ``actual`` is a pair (s, e) with s ≤ e < s + max_length and the largest
-    start_scores[s] + end_scores[e] (any such pair if several tie)."""
+    """Fail unless ``actual`` is a pair (s, e) with s ≤ e < s + max_length whose
+    start_scores[s] + end_scores[e] ties that of ``expected``, the best span, which the
+    visible test states."""
     start = as_tensor(start_scores, "start_scores").flatten()
     end = as_tensor(end_scores, "end_scores").flatten()
+    best_start, best_end = (round(v) for v in as_tensor(expected, "expected").flatten().tolist())
+    best = (start[best_start] + end[best_end]).item()
     got = as_tensor(actual, name).flatten()
     if got.numel() != 2 or got.tolist() != [round(v) for v in got.tolist()]:
         raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES['not_a_pair']}; "
@@ -292,13 +305,12 @@ def check_best_span(actual, start_scores, end_scores, max_length: int,
     s, e = (round(v) for v in got.tolist())
     n = len(start)
 
-    def is_best(pair, longest=max_length):
-        """A span of at most ``longest`` tokens whose score ties the best such span's
-        (float32 sums may tie where float64 ones differ in the 7th digit: either is right)."""
+    def is_best(pair):
+        """A span of at most ``max_length`` tokens whose score ties the best span's (float32
+        sums may tie where float64 ones differ in the 7th digit: either is right)."""
         first, last = pair
-        if not 0 <= first <= last < min(n, first + longest):
+        if not 0 <= first <= last < min(n, first + max_length):
             return False
-        best = _best_score(start, end, longest)
         return (start[first] + end[last]).item() >= best - 1e-6 * max(1.0, abs(best))
 
     if is_best((s, e)):
@@ -311,14 +323,14 @@ def check_best_span(actual, start_scores, end_scores, max_length: int,
         key = "from_one"
     elif is_best((e, s)):
         key = "swapped"
-    elif max_length > 1 and is_best((s, e), max_length - 1):
-        key = "too_short"
     elif not (0 <= s < n and 0 <= e < n):
         key = "outside"
     elif e < s:
         key = "end_before_start"
     elif e >= s + max_length:
         key = "too_long"
+    elif best_end - best_start + 1 == max_length:     # the best span is as long as allowed
+        key = "too_short"
     else:
         key = "not_best"
     raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}. Got ({s}, {e}) "

@@ -27,13 +27,13 @@ EXERCISES = (
     # while it runs, no nn.Module can be built or counted (every torch.nn.Module method is
     # refused, so BertModel and friends cannot be either); a count is one whole number: the
     # default rtol would let ±0.1 % of 10⁸ parameters through
-    Exercise("bert_parameters", NOTEBOOK, points=2, check="check_bert_parameters",
+    Exercise("bert_parameters", NOTEBOOK, points=1, check="check_bert_parameters",
              compare=Compare(rtol=0.0, atol=0.5),
              twins=("torch.nn.modules.module.Module*",
                     "course_utils.checks.pretraining._hugging_face_bert")),
-    Exercise("best_span", NOTEBOOK, points=2, check="check_best_span",
+    # its visible tests state the best span; the grader compares the hidden tests' spans
+    Exercise("best_span", NOTEBOOK, points=3, check="check_best_span",
              twins=("transformers.pipelines.document_question_answering.decode_spans",
                     "transformers.pipelines.document_question_answering.select_starts_ends",
-                    "course_utils.checks.pretraining._best_score",
                     "course_utils.checks.pretraining._decoded_from_probabilities")),
 )

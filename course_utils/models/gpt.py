@@ -1,8 +1,7 @@
 """A tiny GPT: a decoder-only language model made of the course's transformer blocks.
 
-The same model without the causal mask (``GPTConfig(causal=False)``) is a tiny BERT, an
-encoder in which every token sees every token: notebook 09 trains it by masked
-language modelling, and notebook 06 trains it on the next token to show the leak.
+``GPTConfig(causal=False)`` leaves the causal mask out of every block: notebook 06 trains
+such a model on the next token to show the leak.
 
 A sequence of n token ids x_1 … x_n (n ≤ ``block_size``) goes through
 

@@ -2,7 +2,8 @@
 loss written out position by position with math.log and math.exp; a BERT encoder's
 parameters counted part by part by hand, which MiniLM's packaged weights, the published
 counts of BERT-base and BERT-large and PyTorch's own layers confirm; an itertools search
-over every pair for the best span; and the grading cases' answers
+over every pair for the best span (the span a visible test states); PyTorch's own encoder
+layers for the tiny BERT; and the grading cases' answers
 (tests/grading_cases/bert_and_gpt.py) run through own_work."""
 
 import itertools
@@ -127,10 +128,10 @@ def test_the_best_pair_passes_in_any_form_and_every_other_pair_fails(seed):
     for s, e in itertools.product(range(7), repeat=2):
         if (s, e) in best:
             for form in ((s, e), [s, e], np.array([s, e]), torch.tensor([s, e])):
-                checks.check_best_span(form, start, end, 3)
+                checks.check_best_span(form, start, end, 3, best[-1])
         else:
             with pytest.raises(AssertionError):
-                checks.check_best_span((s, e), start, end, 3)
+                checks.check_best_span((s, e), start, end, 3, best[0])
 
 
 def test_a_pair_that_ties_the_best_in_float32_passes():
@@ -139,10 +140,10 @@ def test_a_pair_that_ties_the_best_in_float32_passes():
     scores = start.float()[:, None] + end.float()[None, :]          # a float32 answer's sums
     assert scores[0, 0] == scores[1, 1]
     assert every_best_pair(start.tolist(), end.tolist(), 2) == [(1, 1)]
-    checks.check_best_span((0, 0), start, end, 2)
+    checks.check_best_span((0, 0), start, end, 2, (1, 1))
     with pytest.raises(AssertionError):
         checks.check_best_span((0, 0), start + torch.tensor([0.0, 1e-3], dtype=torch.float64),
-                               end, 2)
+                               end, 2, (1, 1))
 
 
 @pytest.mark.parametrize(("start", "end", "max_length", "answer", "mistake"), [
@@ -156,9 +157,10 @@ def test_a_pair_that_ties_the_best_in_float32_passes():
     ([9, 0, 0, 0], [1, 0, 0, 9], 2, (1, 2), "not_best"),
 ])
 def test_each_span_mistake_is_named(start, end, max_length, answer, mistake):
+    best = every_best_pair(start, end, max_length)[0]
     with pytest.raises(AssertionError, match=re.escape(PRETRAINING_MISTAKES[mistake])):
         checks.check_best_span(answer, torch.tensor(start, dtype=torch.float64),
-                               torch.tensor(end, dtype=torch.float64), max_length)
+                               torch.tensor(end, dtype=torch.float64), max_length, best)
 
 
 def test_multiplying_probabilities_is_named_where_they_underflow():
@@ -166,7 +168,7 @@ def test_multiplying_probabilities_is_named_where_they_underflow():
     end = torch.tensor([950.0, 0.0, 0.0, 2.0, 0.0, 0.0])       # the best pair is (1, 3)
     assert every_best_pair(start.tolist(), end.tolist(), 4) == [(1, 3)]
     with pytest.raises(AssertionError, match="multiplied probabilities"):
-        checks.check_best_span((0, 0), start, end, 4)
+        checks.check_best_span((0, 0), start, end, 4, (1, 3))
 
 
 # -- the masked-LM loss -----------------------------------------------------------------------
@@ -255,6 +257,8 @@ SPANS = [  # (start_scores, end_scores, max_length): the visible and hidden test
     # a confident model whose best start comes after its best end: probabilities underflow
     (torch.tensor([-1000.0, 900.0, 0.0, 0.0, 0.0, 1.0]),
      torch.tensor([950.0, 0.0, 0.0, 2.0, 0.0, 0.0]), 4),
+    (torch.tensor([-1000.0, 800.0, -500.0, 0.0, 0.0]),
+     torch.tensor([900.0, 0.0, 0.0, 3.0, 0.0]), 3),
 ]
 
 
@@ -277,7 +281,8 @@ def encoder_inputs():
     wide = TinyGPT(GPTConfig(31, block_size=8, d_model=12, n_layers=3, n_heads=3,
                              dim_feedforward=24)).double().eval()
     single = torch.randint(31, (3, 1), generator=torch.Generator().manual_seed(66))
-    return [(probe, small), (single, wide), (torch.randint(31, (3, 8)), wide)]
+    return [(probe, small), (probe[:, :1], small), (single, wide),
+            (torch.randint(31, (3, 8)), wide)]
 
 
 def pytorch_encoder(ids, model):
@@ -321,6 +326,28 @@ def test_a_right_encoder_passes_and_each_design_mistake_is_named():
         assert PRETRAINING_MISTAKES[key] in str(failure.value), key
 
 
+def unlifted_encoder(ids, model):
+    """pytorch_encoder with the token rows not lifted by √d: E[x] + PE at the input."""
+    holder = TinyGPT(model.config).to(model.token_embedding.weight.dtype).eval()
+    holder.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        holder.token_embedding.weight.div_(math.sqrt(model.config.d_model))
+        scores = pytorch_encoder(ids, holder)        # the tied output layer divided too
+    return scores * math.sqrt(model.config.d_model)
+
+
+def test_the_missing_lift_fails_the_one_word_windows_with_its_message():
+    ids, model = encoder_inputs()[1]                   # the visible test's windows of one word
+    with torch.no_grad():
+        wrong = unlifted_encoder(ids, model)
+        assert not torch.allclose(wrong, pytorch_encoder(ids, model), atol=1e-3)
+    with pytest.raises(AssertionError, match=re.escape(PRETRAINING_MISTAKES["encoder_one_word"])):
+        checks.check_encoder_logits(wrong, ids, model)
+    long_ids, _ = encoder_inputs()[0]                  # longer windows: the grader's to compare
+    with torch.no_grad():
+        checks.check_encoder_logits(unlifted_encoder(long_ids, model), long_ids, model)
+
+
 def answer(code, grade_id):
     namespace = {"torch": torch, "np": np, "math": math, "nn": nn, "F": F, "TinyGPT": TinyGPT}
     exec(compile(code, f"<{grade_id}>", "exec"), namespace)  # noqa: S102 (our own cases)
@@ -351,8 +378,9 @@ def passes(code, grade_id):
                 checks.check_bert_parameters(function(*sizes), *sizes)
         else:
             for start, end, max_length in SPANS:
+                best = every_best_pair(start.tolist(), end.tolist(), max_length)[0]
                 checks.check_best_span(function(start, end, max_length),
-                                       start, end, max_length)
+                                       start, end, max_length, best)
     except AssertionError:
         return False
     return True
