@@ -83,11 +83,10 @@ def _reads(e, s, w_q, w_k, w_v, values=None, scale=None, causal=False):
 
 @checked_plainly
 def check_attention_update(actual, e, s, w_q, w_k, w_v, name="E′", atol=1e-4) -> None:
-    """Fail unless ``actual`` is E′ = E + A V where the n tokens of E read the m tokens of S.
-
-    E is (n, n_E), S is (m, n_S); W_Q is (n_E, n_Q), W_K (n_S, n_Q), W_V (n_S, n_E); Q = E W_Q,
-    K = S W_K, V = S W_V and A = softmax(Q Kᵀ / √n_Q) over the keys, (n, m). No mask. With
-    S = E it is self-attention. Slips that the shapes allow are named (with S = E, or n_S = n_E).
+    """Fail unless ``actual`` is the updated E′ of notebook 05's exercise 1, in which the n
+    tokens of E (n, n_E) read the m tokens of S (m, n_S) through the weights given, with no
+    mask: PyTorch's ``scaled_dot_product_attention`` plus the residual. With S = E it is
+    self-attention. Slips that the shapes allow are named (with S = E, or n_S = n_E).
     """
     e, s, w_q, w_k, w_v = (as_tensor(t, label) for t, label in
                            ((e, "E"), (s, "S"), (w_q, "W_Q"), (w_k, "W_K"), (w_v, "W_V")))

@@ -69,10 +69,11 @@ BLOCK_MISTAKES = {
     "unwanted_causal": "you applied a causal mask although causal=False",
     "gpt_no_positions": "your logits do not change when the positions do: the blocks cannot "
     "tell where a token is (decision 1 of exercise 6)",
-    "gpt_scaled": "you lifted the token rows by √d, as 09's TinyGPT does for its fixed "
-    "sinusoids: weigh decision 1 of exercise 6 again with the printed sizes of E and P",
-    "gpt_no_final_norm": "the blocks' output reaches the output layer unnormalised: reread "
-    "decision 2 of exercise 6 and the printed sizes after the pre-LN blocks",
+    "gpt_scaled": "your token rows and position rows enter the blocks in another balance than "
+    "these weights call for: compare what your first step does to them with the printed sizes "
+    "of E and P (decision 1 of exercise 6)",
+    "gpt_no_final_norm": "the last hidden states reach the output layer in another form than "
+    "they should: look at decision 2 of exercise 6 and the sizes printed after the blocks",
 }
 
 
@@ -340,8 +341,8 @@ def check_is_causal(actual, expected: bool, description: str, name="is_causal") 
         )
     raise AssertionError(
         f"{name} said True for {description}, which is NOT causal: a later token changes an "
-        "earlier output. Change every position t in turn (not only the last), and compare "
-        "the outputs at every position before t"
+        "earlier output. Change every position t in turn (not only the last), in a way the "
+        "function cannot ignore, and compare the outputs at every position before t"
     )
 
 

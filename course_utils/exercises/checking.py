@@ -3,7 +3,7 @@
 A test cell (``from course_utils import checks`` in the notebook's first cell, which
 re-exports both) names its exercise once and its inputs once::
 
-    check("attention_update", E, S, W_Q, W_K_source, W_V_source)
+    check("attention_update", E, E, W_Q, W_K, W_V)
     ### BEGIN HIDDEN TESTS
     grade("attention_update", e_test, s_test, w_q, w_k, w_v)
     ### END HIDDEN TESTS
@@ -13,7 +13,7 @@ through the guards (``own_work``), checks what it returned with the exercise's c
 record's ``check``: an ``Oracle`` declared in the record, or a check of
 ``course_utils.checks``; either names the likely mistake), and says so in one line::
 
-    ✓ attention_update(E, S, W_Q, W_K_source, W_V_source) passed
+    ✓ attention_update(E, E, W_Q, W_K, W_V) passed
 
 A visible test whose expected value is plain data anyone may read (06's ``is_causal``: the
 causal block is causal) states it, ``check("is_causal", f, x, expected=True)``: the check

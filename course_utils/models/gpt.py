@@ -3,23 +3,13 @@
 ``GPTConfig(causal=False)`` leaves the causal mask out of every block: notebook 06 trains
 such a model on the next token to show the leak.
 
-A sequence of n token ids x_1 … x_n (n ≤ ``block_size``) goes through
-
-    H_0 = √d · E[x] + PE                     (n × d: token embeddings plus positions)
-    H_l = Block_l(H_{l−1}),  l = 1 … L       (pre-LN blocks, with the causal mask unless
-                                              the config says ``causal=False``)
-    logits = LN(H_L) Eᵀ                      (n × V: one score per vocabulary entry)
-
-with E the V × d token embedding (row E[x_t] for token x_t), PE the fixed sinusoidal
-positions of ``course_utils.models.transformer.sinusoidal_positions``, and LN a final layer
-norm. The output layer reuses E (weight tying): the score of token v at position t is
-the dot product of LN(H_L)_t with v's own embedding.
-
-E starts small (entries of standard deviation 0.05), so that the first logits are small
-and the first loss is near ln V; the factor √d (as in "Attention is all you need") lifts
-the embeddings at the input to the scale of the positions, whose entries lie in [−1, 1].
-Without it the positions drown the tokens, and the model stays long at the loss of
-the unigram frequencies (about 5.3 on the Wikipedia text with 256 merges).
+A sequence of n token ids x_1 … x_n (n ≤ ``block_size``) gives n rows of logits, one
+score per vocabulary entry. The pieces: E, the V × d token embedding (entries of standard
+deviation 0.05 at the start), the fixed sinusoidal positions PE of
+``course_utils.models.transformer.sinusoidal_positions``, L pre-LN blocks (with the causal
+mask unless the config says ``causal=False``) and a final layer norm; there is no other
+weight. How they assemble is what notebook 06's exercise 6 asks for (there with a learned
+position table), so it is not written out here.
 
 Because every block is causal (the default), row t of the logits depends on x_1 … x_t only, and
 softmax(logits_t) is the model's p(x_{t+1} | x_≤t). Training minimises the next-token
@@ -108,13 +98,12 @@ class GPTConfig:
 class TinyGPT(nn.Module):
     """A decoder-only language model: ``forward(ids)`` gives the next-token logits.
 
-    Layers (see the module's docstring for the formulas): ``token_embedding`` E (V × d,
-    initialised N(0, 0.05²)), the non-persistent buffer ``positions`` (PE, block_size × d,
-    not saved in the ``state_dict``), ``blocks`` (L ``TransformerBlock``s, pre-LN with
-    GELU, called with ``causal=config.causal``) and ``norm`` (the final LN). The output layer is E
-    itself. With ``positions="learned"`` the buffer is replaced by ``position_embedding`` (P,
-    an ``nn.Embedding`` of block_size rows, initialised N(0, 0.05²)), and ``forward`` is left
-    to a subclass.
+    Layers: ``token_embedding`` E (V × d, initialised N(0, 0.05²)), the non-persistent
+    buffer ``positions`` (PE, block_size × d, not saved in the ``state_dict``), ``blocks``
+    (L ``TransformerBlock``s, pre-LN with GELU, called with ``causal=config.causal``) and
+    ``norm`` (the final LN). With ``positions="learned"`` the buffer is replaced by
+    ``position_embedding`` (P, an ``nn.Embedding`` of block_size rows, initialised
+    N(0, 0.05²)), and ``forward`` is left to a subclass.
 
     ``forward(ids)``: ids is an integer tensor of shape (batch, n) or (n,) with
     1 ≤ n ≤ block_size and 0 ≤ ids < vocab_size; returns the logits, (batch, n,
@@ -165,10 +154,10 @@ class TinyGPT(nn.Module):
         unbatched = ids.dim() == 1
         if unbatched:
             ids = ids.unsqueeze(0)
-        h = self.token_embedding(ids) * math.sqrt(self.config.d_model) + self.positions[:n]  # H_0
+        h = self.token_embedding(ids) * math.sqrt(self.config.d_model) + self.positions[:n]
         for block in self.blocks:
             h = self._run_block(block, h)
-        logits = F.linear(self.norm(h), self.token_embedding.weight)  # LN(H_L) Eᵀ
+        logits = F.linear(self.norm(h), self.token_embedding.weight)
         return logits.squeeze(0) if unbatched else logits
 
 
