@@ -197,10 +197,8 @@ def causal_attention(X, W_Q, W_K, W_V):
 ARRAYS_AND_LISTS = by_hand_answers(sentence_of("arrays_and_lists"))
 
 CORRECT = {
-    # their id set in the notebook's id cell (SETS_ID), their own numbers: full marks; the
-    # future masked with -1e9 instead of -inf
-    "sets_own_id": {**written(by_hand_answers(sentence_of("sets_own_id")), *BY_HAND),
-                    "causal_attention": causal_attention_with(fill="-1e9")},
+    # their id set in the notebook's id cell (SETS_ID), their own numbers: full marks
+    "sets_own_id": written(by_hand_answers(sentence_of("sets_own_id")), *BY_HAND),
     "loops_and_skeletons": {
         "causal_attention": LOOP_FLOAT64_ATTENTION,
         **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
