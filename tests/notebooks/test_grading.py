@@ -102,7 +102,7 @@ def solution_notebook(assignment):
     return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
 
 
-def test_cell_of(assignment: str, grade_id: str) -> str:
+def graded_by(assignment: str, grade_id: str) -> str:
     """The grade id of the test cell that grades the answer cell ``grade_id``: the first
     test cell after it (several answer cells may feed one test cell, as 04's warm-up does)."""
     cells = solution_notebook(assignment).cells
@@ -192,7 +192,7 @@ def test_a_wrong_answer_loses_its_own_points_and_no_others(cells, assignments):
     for assignment in assignments:
         for student, answers in submissions(assignment, "WRONG").items():
             got, maxima = scores_of(cells, assignment, student)
-            lost = {test_cell_of(assignment, grade_id) for grade_id in answers}
+            lost = {graded_by(assignment, grade_id) for grade_id in answers}
             assert lost <= set(got), f"{assignment}: no test cells for {lost - set(got)}"
             expected = {name: 0 if name in lost else maxima[name] for name in got}
             assert got == expected, f"{assignment}/{student}"
@@ -212,7 +212,7 @@ def test_a_cheat_scores_zero_on_its_exercise_or_is_flagged_as_it_says(cells, ass
         for student, cheats in submissions(assignment, "CHEAT").items():
             got, maxima = scores_of(cells, assignment, student)
             flags = rows[student, assignment]["flags"]
-            tested = {grade_id: test_cell_of(assignment, grade_id) for grade_id in cheats}
+            tested = {grade_id: graded_by(assignment, grade_id) for grade_id in cheats}
             if "__" in student:  # cheats handed in together: none costs another cell points
                 honest = set(got) - set(tested.values())
                 assert {name: got[name] for name in honest} == {
