@@ -16,13 +16,14 @@ with whole-number entries the differences are halves, and α₃ took only 168 va
 two students share α₃ about once in 200,000 pairs, their scores and a₃ never in 20,000
 ids (tests/benchmarks/bench_by_hand.py measures it).
 
-Exercise 4 is the lectures' own picture of attention, a lookup: a query "mexican", a key per
-food (how Mexican it is), a value per food (price, calories, salt), written as the lectures
-write them, one column per food. Each student's menu is drawn from the same id for another
-purpose (:func:`menu_of`): the query and keys with one decimal from -1.0 to 1.0, the values
-whole or half euros, tens of kcal and tenths of a gram, redrawn until burrito and taco are
-the most Mexican foods, the dot products are distinct and 1.5 to 4 apart, and the rows of
-K (the notation's likely slip) give other weights than its columns.
+Exercise 4, a prediction (not graded), is the lectures' own picture of attention, a lookup:
+a query "mexican", a key per food (how Mexican it is), a value per food (price, calories,
+salt), written as the lectures write them, one column per food. Each student's menu is
+drawn from the same id for another purpose (:func:`menu_of`): the query and keys with one
+decimal from -1.0 to 1.0, the values whole or half euros, tens of kcal and tenths of a
+gram, redrawn until burrito and taco are the most Mexican foods, the dot products are
+distinct and 1.5 to 4 apart, and the rows of K (the notation's likely slip) give other
+weights than its columns.
 """
 
 import math

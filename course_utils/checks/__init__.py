@@ -20,7 +20,6 @@ from course_utils.exercises.checking import grade as grade  # noqa: E402, I001
 
 from . import (
     attention,
-    by_hand,
     embeddings,
     linear_attention,
     masked_attention,
@@ -50,7 +49,6 @@ from .transformer_blocks import *  # noqa: F403
 # Every table of mistake messages, by topic (a test fails when a module's table is not here).
 MISTAKES_BY_TOPIC: dict[str, dict[str, str]] = {
     "attention": attention.MISTAKES,
-    "by_hand": by_hand.FOOD_MISTAKES,
     "embeddings": embeddings.EMBEDDING_MISTAKES,
     "linear_attention": linear_attention.LINEAR_MISTAKES,
     "masked_attention": masked_attention.MASK_MISTAKES,

@@ -7,44 +7,40 @@ it and keeping what passes, would find the numbers without any arithmetic. So th
 here fail only when the numbers cannot be right for anyone:
 
 * when they are not there, not as many as asked, or not numbers (``...`` left, NaN);
-* when they break what every right answer keeps: α₃ and the menu's weights sum to 1 and
-  none is negative; a₃ and the menu's average lie between the smallest and largest of the
-  values they mix (to the rounding asked);
+* when they break what every right answer keeps: α₃ sums to 1 and none of its weights is
+  negative; a₃ lies between the smallest and largest of the values it mixes (to the
+  rounding asked);
 * when they show a slip by how they follow from the student's OTHER numbers: a₃ is
-  Σ_j α_3j k_j of their own α₃ (the keys weighted instead of the values), the average
-  weights every food alike or takes the top food alone; or they are the worked example's
-  scores, which are nobody's.
+  Σ_j α_3j k_j of their own α₃ (the keys weighted instead of the values); or they are the
+  worked example's scores, which are nobody's.
 
 And they say, without failing, whether the numbers agree with each other, within the
-rounding the exercises ask for: α₃ is the softmax of the student's own scores (exercise 1);
-a₃ is Σ_j α_3j v_j of their own α₃ and the sentence's values; the average is
-Σ_n P(k_n | q) v_n of their own weights and the menu's values. A disagreement means one of
-the two is off, and the check cannot know which: failing the later one would cost a right
-answer its points for an earlier slip.
+rounding the exercises ask for (:data:`ROUNDING`): α₃ is the softmax of the student's own
+scores (exercise 1); a₃ is Σ_j α_3j v_j of their own α₃ and the sentence's values. A
+disagreement means one of the two is off, and the check cannot know which: failing the
+later one would cost a right answer its points for an earlier slip.
 
-Whether the numbers are right for the student's sentence and menu is decided when the work
-is graded, in the grader's process: it works them out from the student's id
+Whether the numbers are right for the student's sentence is decided when the work is
+graded, in the grader's process: it works them out from the student's id
 (``grader.scoring.by_hand_answers``, which no student receives) and compares each value the
-test cells report with them, under the exercise's tolerance (its record's ``compare``,
+test cell reports with them, under the exercise's tolerance (its record's ``compare``,
 ``course_utils.exercises``). Nothing in ``course_utils`` computes them: it draws the
-sentence and the menu (the inputs, :mod:`course_utils.by_hand`), and that is all.
+sentence (the inputs, :mod:`course_utils.by_hand`), and that is all.
 
-Each check fails without a student id, and says how to set one: the values a₃ and the
-average are mixed from are drawn from it, and numbers worked from the demonstration's
-sentence score 0 when graded.
+Each check fails without a student id, and says how to set one: the values a₃ is mixed
+from are drawn from it, and numbers worked from the demonstration's sentence score 0 when
+graded.
 """
 
 import torch
 
-from ..by_hand import FOODS, VALUE_ROWS, OwnMenu, OwnSentence, own_menu, own_sentence
-from ..exercises import exercise
+from ..by_hand import OwnSentence, own_sentence
 from ..student import HOW_TO_SET_THE_ID
 from .attention import MISTAKES
 from .core import as_tensor
 from .guards import checked_plainly, plain
 
-__all__ = ["FOOD_MISTAKES", "check_own_alpha_3", "check_own_mexican_average",
-           "check_own_mexican_weights", "check_own_output_3", "check_own_scores_3"]
+__all__ = ["ROUNDING", "check_own_alpha_3", "check_own_output_3", "check_own_scores_3"]
 
 NO_ID = ("no student id is set, so the sentence printed at exercise 1 is the\n"
          "DEMONSTRATION's, and numbers worked from it score 0 when your work is graded.\n"
@@ -55,15 +51,13 @@ NO_ID = ("no student id is set, so the sentence printed at exercise 1 is the\n"
 WORKED_SCORES = (-0.5, -2.0, 1.0)
 NOT_YOURS = ("these are the scores of the worked example (the lectures' sentence), not of "
              "your own sentence printed at the top of exercise 1")
-# How far a softmax's rounded weights may sum from 1: each is off by up to half its last
-# decimal (α₃: 3 weights to 3 decimals; the menu: 4 weights to 3 decimals).
-SUM_TOLERANCE = {"alpha_3_by_hand": 0.002, "mexican_weights": 0.0025}
-FOOD_MISTAKES = {
-    "equal_weights": "you gave every food the same weight: look at what multiplies each "
-    "food's value in the lecture's v_q",
-    "top_food": "you took the values of the most Mexican food alone: look at which foods the "
-    "sum of the lecture's v_q runs over",
-}
+# How far α₃'s rounded weights may sum from 1: each of the 3 is off by up to 0.0005.
+SUM_TOLERANCE = 0.002
+# How far each answer may lie from the exact value, by the rounding its exercise asks for:
+# the scores to 2 decimals, 0.005; α₃ to 3 decimals from the scores to 2, whose rounding moves
+# each weight by up to 0.0025, and its own by 0.0005; a₃ to 2 decimals from α₃ to 3, those
+# weights off by up to 0.0082 together times values up to 2, and its own rounding: 0.0214.
+ROUNDING = {"scores_3_by_hand": 0.006, "alpha_3_by_hand": 0.004, "a_3_by_hand": 0.022}
 GRADED = ("one of the two answers is off, and this check cannot tell which: both are "
           "graded against your own sentence when your work is graded")
 
@@ -71,14 +65,6 @@ GRADED = ("one of the two answers is off, and this check cannot tell which: both
 def _yours(name: str) -> OwnSentence:
     """The student's sentence; fails, saying how to set the id, when there is none."""
     yours = own_sentence()
-    if yours.student is None:
-        raise AssertionError(f"{name}: {NO_ID}")
-    return yours
-
-
-def _yours_menu(name: str) -> OwnMenu:
-    """The student's menu; fails, saying how to set the id, when there is none."""
-    yours = own_menu()
     if yours.student is None:
         raise AssertionError(f"{name}: {NO_ID}")
     return yours
@@ -105,13 +91,13 @@ def _typed(value, count: int) -> torch.Tensor | None:
         return None
 
 
-def _sums_to_one(weights: torch.Tensor, name: str, exercise_name: str) -> None:
+def _sums_to_one(weights: torch.Tensor, name: str) -> None:
     """Fail unless ``weights`` are a softmax's: none negative, summing to 1 (rounded)."""
     if (weights < 0).any():
         raise AssertionError(f"{name} has negative entries: a softmax gives weights between "
                              "0 and 1")
     total = weights.sum().item()
-    if abs(total - 1) > SUM_TOLERANCE[exercise_name]:
+    if abs(total - 1) > SUM_TOLERANCE:
         raise AssertionError(f"{name} should sum to 1, as a softmax's weights do; yours sum "
                              f"to {total:.4f}: check each e^x and the sum you divided by")
 
@@ -122,22 +108,20 @@ def _note(name: str, text: str) -> None:
 
 
 def _off(actual: torch.Tensor, expected: torch.Tensor, name: str) -> list[int]:
-    """The entries, from 1, where ``actual`` is farther from ``expected`` than the record of
-    exercise ``name`` allows (``atol + rtol·|expected|``: the rounding it asks for)."""
-    rule = exercise(name).compare
-    far = (actual - expected).abs() > rule.atol + rule.rtol * expected.abs()
+    """The entries, from 1, where ``actual`` is farther from ``expected`` than the rounding
+    the answer ``name`` asks for allows (:data:`ROUNDING`)."""
+    far = (actual - expected).abs() > ROUNDING[name]
     return [index + 1 for index in far.nonzero().flatten().tolist()]
 
 
-def _in_range(average: torch.Tensor, values: torch.Tensor, rows, name: str,
-              exercise_name: str, hint: str) -> None:
+def _in_range(average: torch.Tensor, values: torch.Tensor, rows, name: str, slack: float,
+              hint: str) -> None:
     """Fail when an entry of ``average`` lies outside the smallest and largest of the
-    values it averages (one row each), by more than the rounding the record of
-    ``exercise_name`` allows: no weights summing to 1 give that."""
-    rule = exercise(exercise_name).compare
+    values it averages (one row each), by more than ``slack`` (the rounding asked for): no
+    weights summing to 1 give that."""
     low, high = values.min(dim=0).values, values.max(dim=0).values
     outside = [row for row, x, a, b in zip(rows, average, low, high, strict=True)
-               if not a - rule.atol - rule.rtol * abs(a) <= x <= b + rule.atol + rule.rtol * abs(b)]
+               if not a - slack <= x <= b + slack]
     if outside:
         raise AssertionError(
             f"{name} is not right: a weighted average lies between the smallest and largest "
@@ -180,7 +164,7 @@ def check_own_alpha_3(actual, scores, name: str = "alpha_3_by_hand") -> None:
     kernel."""
     _yours(name)
     alpha = _numbers(actual, 3, name, ", [alpha_31, alpha_32, alpha_33]")
-    _sums_to_one(alpha, name, "alpha_3_by_hand")
+    _sums_to_one(alpha, name)
     own = _typed(scores, 3)
     off = [] if own is None else _off(alpha, torch.softmax(own, dim=0), "alpha_3_by_hand")
     _agreement(name, off, "these weights are not the softmax of your own scores_3_by_hand",
@@ -203,51 +187,9 @@ def check_own_output_3(actual, alpha, name: str = "a_3_by_hand") -> None:
     if off and not _off(output, weights @ keys, "a_3_by_hand"):
         raise AssertionError(f"{name} is not right: {MISTAKES['values_not_weighted']}.")
     entries = [f"entry {i}" for i in range(1, values.shape[1] + 1)]
-    _in_range(output, values, entries, name, "a_3_by_hand",
+    _in_range(output, values, entries, name, ROUNDING["a_3_by_hand"],
               "are your weights α₃ positive, and do they sum to 1?")
     passed = "four numbers" + (
         "" if weights is None else ", your alpha_3_by_hand times your sentence's values")
     _agreement(name, off, "this is not α_31 v_1 + α_32 v_2 + α_33 v_3 of your own "
                "alpha_3_by_hand and your sentence's values", passed)
-
-
-@checked_plainly
-def check_own_mexican_weights(actual, name: str = "mexican_weights") -> None:
-    """Fail unless ``actual`` is four weights, one per food, that a softmax can give: none
-    negative, summing to 1 to the rounding asked. Whether they are right is graded outside
-    the kernel."""
-    _yours_menu(name)
-    weights = _numbers(actual, len(FOODS), name, f", P(k_n | q) for {', '.join(FOODS)}")
-    _sums_to_one(weights, name, "mexican_weights")
-    _passed(name, "four weights summing to 1", "menu")
-
-
-@checked_plainly
-def check_own_mexican_average(actual, weights, name: str = "mexican_by_hand") -> None:
-    """Fail unless ``actual``, the average [price, calories, salt], lies between the foods'
-    smallest and largest values and is not a likely slip of the student's own ``weights``
-    (exercise 4's first answer, when it is four numbers: every food weighted alike, the top
-    food alone); say whether it is Σ_n P(k_n | q) v_n of those weights and the menu's
-    values. Whether it is right is graded outside the kernel."""
-    menu = _yours_menu(name)
-    values = torch.tensor(menu.values, dtype=torch.float64)
-    average = _numbers(actual, len(VALUE_ROWS), name, ", [price, calories, salt]")
-    own = _typed(weights, len(FOODS))
-    off = [] if own is None else _off(average, own @ values, "mexican_by_hand")
-    if off:
-        top = torch.zeros(len(FOODS), dtype=torch.float64)
-        top[own.argmax()] = 1.0
-        for message, slip in ((FOOD_MISTAKES["equal_weights"], torch.full_like(own, 0.25)),
-                              (FOOD_MISTAKES["top_food"], top)):
-            if not _off(average, slip @ values, "mexican_by_hand"):
-                raise AssertionError(f"{name} is not right: {message}.")
-    _in_range(average, values, VALUE_ROWS, name, "mexican_by_hand",
-              "are your weights positive, and do they sum to 1?")
-    if off:
-        rows = ", ".join(VALUE_ROWS[entry - 1] for entry in off)
-        _note(name, "this is not the average of the foods' values weighted by your own "
-              f"mexican_weights: its {rows} {'differs' if len(off) == 1 else 'differ'} by "
-              "more than the rounding allows")
-    else:
-        _passed(name, "an average within the foods' values" + (
-            "" if own is None else ", weighted by your mexican_weights"), "menu")

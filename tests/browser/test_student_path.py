@@ -10,6 +10,7 @@ one and its diagnosis from the grading cases and ``course_utils.checks``.
 """
 
 import json
+import math
 import re
 
 import nbformat
@@ -44,17 +45,24 @@ SLIDER_CELL = "softmax_scale_slider("
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 FAILED_CELL = "The following cell failed:"
 OWN_SENTENCE_CELL = "yours = own_sentence()"
-BY_HAND = "scores_3_by_hand"
-VECTOR = re.compile(r"\b([qk]_\d) = (\[[-\d., ]+\])")
+BY_HAND = ("scores_3_by_hand", "alpha_3_by_hand", "a_3_by_hand")  # the warm-up's answers
+BY_HAND_TEST = "test_a_3_by_hand"  # the one test cell of the three
+VECTOR = re.compile(r"\b([qkv]_\d) = (\[[-\d., ]+\])")
 VALIDATE_TIMEOUT_S = 180
 
 
-def scores_worked_from(shown: str) -> list[float]:
-    """The scores of query 3 worked, as a student would, from the vectors the notebook
-    printed (lines "q_3 = [...]" and "k_j = [...]"): q_3 · k_j / √4, to 2 decimals."""
+def warm_up_worked_from(shown: str) -> dict[str, list[float]]:
+    """The warm-up worked, as a student would, from the vectors the notebook printed (lines
+    "q_3 = [...]", "k_j = [...]", "v_j = [...]"): the scores q_3 · k_j / √4 to 2 decimals,
+    α₃ to 3 from them, a₃ to 2 from those; {answer's grade id: numbers}."""
     vectors = {name: json.loads(values) for name, values in VECTOR.findall(shown)}
-    return [round(sum(q * k for q, k in zip(vectors["q_3"], vectors[f"k_{j}"], strict=True))
-                  / 2, 2) for j in (1, 2, 3)]
+    scores = [round(sum(q * k for q, k in zip(vectors["q_3"], vectors[f"k_{j}"], strict=True))
+                    / 2, 2) for j in (1, 2, 3)]
+    exponentials = [math.exp(score) for score in scores]
+    alpha = [round(e / sum(exponentials), 3) for e in exponentials]
+    a_3 = [round(sum(a * vectors[f"v_{j}"][i] for j, a in enumerate(alpha, 1)), 2)
+           for i in range(len(vectors["v_1"]))]
+    return dict(zip(BY_HAND, (scores, alpha, a_3), strict=True))
 
 
 def solution_code(grade_id: str) -> str:
@@ -121,12 +129,14 @@ def test_student_works_through_04_in_jupyterlab(page, steps, student_server, wor
         notebook.run_cell(test)
         assert MISTAKES["no_scale"] in notebook.output_text(test)
 
-    with steps("reads their own sentence at exercise 1 and works its scores; the test passes"):
+    with steps("reads their own sentence at exercise 1 and works the warm-up; the test passes"):
         shown = notebook.output_text(by_code(blank, OWN_SENTENCE_CELL))
         assert f"Student id: {STUDENT}" in shown, shown
-        by_hand, its_test = by_grade_id(blank, BY_HAND), by_grade_id(blank, f"test_{BY_HAND}")
-        notebook.type_code(by_hand, f"{BY_HAND} = {scores_worked_from(shown)}")
-        notebook.run_cell(by_hand)
+        for grade_id, numbers in warm_up_worked_from(shown).items():
+            by_hand = by_grade_id(blank, grade_id)
+            notebook.type_code(by_hand, f"{grade_id} = {numbers}")
+            notebook.run_cell(by_hand)
+        its_test = by_grade_id(blank, BY_HAND_TEST)
         notebook.run_cell(its_test)
         notebook.save()
         failed = errors(notebook.saved().cells[its_test])
@@ -137,7 +147,7 @@ def test_student_works_through_04_in_jupyterlab(page, steps, student_server, wor
         page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate", exact=True).click()
         verdict = read_validation(page)
         assert verdict.count(FAILED_CELL) == len(graded_cells(blank)) - 1, verdict
-        assert MISTAKES["no_scale"] in verdict and f"test_{BY_HAND}" not in verdict
+        assert MISTAKES["no_scale"] in verdict and BY_HAND_TEST not in verdict
 
 
 def test_student_runs_04_in_notebook7(context, page, steps, own_server):

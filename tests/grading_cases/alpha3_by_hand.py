@@ -4,7 +4,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_utils.by_hand import OwnMenu, OwnSentence, menu_of, sentence_of
+from course_utils.by_hand import OwnSentence, sentence_of
 from tests.grading_cases import Cheat
 
 ASSIGNMENT = "04_alpha3_by_hand"
@@ -49,71 +49,17 @@ def written(numbers: dict[str, list[float]], *grade_ids: str) -> dict[str, str]:
     return {grade_id: f"{grade_id} = {numbers[grade_id]!r}" for grade_id in grade_ids}
 
 
-def mexican_answers(menu: OwnMenu, scale: float = 1.0, rows_of_k: bool = False,
-                    averaged: str = "weighted") -> dict[str, list[float]]:
-    """Exercise 4 worked as a student would, in plain arithmetic: the weights of the menu's
-    foods to 3 decimals, the average [price, calories, salt] to 2 from them. The mistakes:
-    a ``scale`` (1/√d_k, the habit of exercises 1 to 3), ``rows_of_k`` (the rows of the
-    printed K taken as keys), ``averaged`` "equal" (every food alike), "top" (the most
-    Mexican food alone), "exponentials" (not divided by their sum), "swapped" (burrito's
-    and taco's weights swapped while averaging: a slip only the exact check sees)."""
-    printed_rows = list(zip(*menu.keys, strict=True))   # the printed K: a column per food
-    keys = printed_rows if rows_of_k else menu.keys
-    dots = [scale * sum(q * k for q, k in zip(menu.q, key, strict=True)) for key in keys]
-    exponentials = [math.exp(dot) for dot in dots]
-    weights = [round(e / sum(exponentials), 3) for e in exponentials]
-    used = {"weighted": weights, "swapped": [weights[1], weights[0], *weights[2:]],
-            "equal": [1 / len(weights)] * len(weights), "exponentials": exponentials,
-            "top": [float(dot == max(dots)) for dot in dots]}[averaged]
-    average = [round(sum(w * value[row] for w, value in zip(used, menu.values, strict=True)), 2)
-               for row in range(len(menu.values[0]))]
-    return {"mexican_weights": weights, "mexican_by_hand": average}
-
-
-def mexican_cell(answers: dict[str, list[float]]) -> dict[str, str]:
-    """Exercise 4's answer cell assigning ``answers`` as literals: {grade id: code}."""
-    return {"mexican_by_hand": "\n".join(f"{name} = {numbers!r}"
-                                         for name, numbers in answers.items())}
-
-
-def mexican(student: str, **mistake) -> dict[str, str]:
-    """Exercise 4's answer cell of ``student``'s own menu, with ``mistake`` (mexican_answers)."""
-    return mexican_cell(mexican_answers(menu_of(student), **mistake))
-
-
 BY_HAND = ("scores_3_by_hand", "alpha_3_by_hand", "a_3_by_hand")
 # The solution's student hands in numbers right for their own sentence, computed from the
 # id the kernel sees; this is what a classmate would copy from them.
 COPIED = by_hand_answers(sentence_of("solution"))
-COPIED_MENU = mexican_answers(menu_of("solution"))
 
 
 # --- wrong answers: each loses its own test cell's points, and no others -------------
+# (the warm-up's three answer cells, exercises 1 to 3, share one test cell, test_a_3_by_hand)
 
 # Exercise 7: "I am good" left-padded to 5 positions, rows 3 to 5 (the future and the padding)
 PADDED = "{(3, 1), (3, 2), (3, 4), (3, 5), (4, 1), (4, 2), (4, 5), (5, 1), (5, 2)}"
-
-MASKS_DIAGONAL = """
-def causal_softmax(s):
-    n = s.shape[-1]
-    keep = torch.ones(n, n, dtype=torch.bool, device=s.device).tril(diagonal=-1)
-    return torch.softmax(s.masked_fill(~keep, float("-inf")), dim=-1)
-"""
-
-SOFTMAX_OVER_QUERIES = """
-def causal_softmax(s):
-    n = s.shape[-1]
-    keep = torch.ones(n, n, dtype=torch.bool, device=s.device).tril()
-    return torch.softmax(s.masked_fill(~keep, float("-inf")), dim=0)
-"""
-
-# The slip of one lecture: zero the future after a softmax over every key.
-NOT_RENORMALISED = """
-def causal_softmax(s):
-    n = s.shape[-1]
-    return torch.softmax(s, dim=-1) * torch.ones(n, n, device=s.device).tril()
-"""
-
 
 def causal_attention_with(scale="/ math.sqrt(d_k)", keep="tril()", dim="-1", output="alpha @ V",
                           returned="out, alpha", fill='float("-inf")'):
@@ -128,14 +74,6 @@ def causal_attention(X, W_Q, W_K, W_V):
     return {returned}
 """
 
-
-TWIN_CAUSAL_SOFTMAX = """
-from course_utils.models.attention import attention_weights
-
-def causal_softmax(s):
-    identity = torch.eye(s.shape[-1], dtype=s.dtype, device=s.device)
-    return attention_weights(s, identity, causal=True, scale=1.0)
-"""
 
 TWIN_CAUSAL_ATTENTION = """
 import course_utils.models.attention
@@ -171,26 +109,21 @@ def causal_attention(X, W_Q, W_K, W_V):
 WRONG = {
     "forgets_sqrt_dk": {
         **written(by_hand_answers(sentence_of("forgets_sqrt_dk"), scale=1.0), *BY_HAND),
-        # and the lecture's lookup divided by sqrt(d_k) as exercises 1 to 3 are
-        **mexican("forgets_sqrt_dk", scale=1 / math.sqrt(4)),
         "causal_attention": causal_attention_with(scale=""),
     },
     # Right on the lecture's example only (d_k = 4, so sqrt(d_k) = 2): the visible check's
-    # second sentence (d_k = 3) names it. Right weights averaged with a slip.
+    # second sentence (d_k = 3) names it.
     "hard_codes_two": {
-        **mexican("hard_codes_two", averaged="swapped"),
         "causal_attention": causal_attention_with(scale="/ 2"),
     },
+    # well-formed wrong entries pass the visible check (it checks their form only), and lose
+    # the point at grading
     "masks_diagonal": {
-        "causal_softmax": MASKS_DIAGONAL,
         "impossible_entries": "impossible_entries = {(3, 3), (4, 4), (5, 5)} | " + PADDED,
-        **mexican("masks_diagonal", rows_of_k=True),
         "causal_attention": causal_attention_with(keep="tril(diagonal=-1)"),
     },
     "softmax_over_queries": {
-        "causal_softmax": SOFTMAX_OVER_QUERIES,
         "impossible_entries": "impossible_entries = {(3, 4), (3, 5), (4, 5)}",  # padding forgotten
-        **mexican("softmax_over_queries", averaged="equal"),
         "causal_attention": causal_attention_with(dim="0"),
     },
     "half_filled_zero_based_swapped": {
@@ -199,22 +132,17 @@ WRONG = {
         "alpha_3_by_hand": "alpha_3_by_hand = [0.2, 0.0, 0.8]",
         "impossible_entries": "impossible_entries = {(2, 0), (2, 1), (2, 3), (2, 4), (3, 0), (3, 1), (3, 4), (4, 0), (4, 1)}",  # noqa: E501
         "causal_attention": causal_attention_with(returned="alpha, out"),
-        **mexican("half_filled_zero_based_swapped", averaged="top"),
     },
     "keys_not_values": {
         **written(by_hand_answers(sentence_of("keys_not_values"), weighted="keys"), "a_3_by_hand"),
-        "causal_softmax": NOT_RENORMALISED,
         "causal_attention": causal_attention_with(output="alpha @ K"),
-        **mexican("keys_not_values", averaged="exponentials"),
     },
-    # right numbers, of another student's sentence: each scores 0
-    "copies_the_numbers_of_solution": {**written(COPIED, *BY_HAND), **mexican_cell(COPIED_MENU)},
+    # right numbers, of another student's sentence: they score 0
+    "copies_the_numbers_of_solution": written(COPIED, *BY_HAND),
     # right numbers of the id the student worked under, not the one graded (WORKED_FOR)
-    "uses_another_id": {**written(by_hand_answers(sentence_of("uses.another.id")), *BY_HAND),
-                        **mexican("uses.another.id")},
+    "uses_another_id": written(by_hand_answers(sentence_of("uses.another.id")), *BY_HAND),
     # ... and the same, worked under an id set in the notebook's id cell (SETS_ID)
-    "sets_another_id": {**written(by_hand_answers(sentence_of("another.id")), *BY_HAND),
-                        **mexican("another.id")},
+    "sets_another_id": written(by_hand_answers(sentence_of("another.id")), *BY_HAND),
     # the future filled with -10, not -inf: it keeps a weight of about e^-10, below the visible
     # checks' tolerance at the lecture's small scores; the hidden tests' larger scores show it
     "fills_the_future_with_minus_ten": {"causal_attention": causal_attention_with(fill="-10.0")},
@@ -222,10 +150,7 @@ WRONG = {
     "loop_forgets_sqrt_dk": {"causal_attention": LOOP_WITHOUT_SCALE},
     # exercise 6's given function handed in as it is: right on the visible example only
     "hands_in_the_given_function": {"causal_attention": GIVEN_CAUSAL_ATTENTION},
-    "calls_the_library": {
-        "causal_softmax": TWIN_CAUSAL_SOFTMAX,
-        "causal_attention": TWIN_CAUSAL_ATTENTION,
-    },
+    "calls_the_library": {"causal_attention": TWIN_CAUSAL_ATTENTION},
 }
 
 # A wrong id is not wrong arithmetic: {student: the id their numbers were worked for}. The
@@ -242,39 +167,6 @@ SETS_ID = {"sets_another_id": "another.id", "sets_own_id": "sets_own_id"}
 
 # --- correct alternatives: full marks on every test cell --------------------------------
 
-def lecture_matrices(menu: OwnMenu) -> str:
-    """The menu typed in as the lecture writes it, K and V with a column per food (under names
-    of their own: the notebook's test cells read the sentence's K, which a student may not
-    rebind)."""
-    def columns(rows):
-        return [list(column) for column in zip(*rows, strict=True)]
-
-    return (f"q_food = np.array({list(menu.q)})\n"
-            f"K_food = np.array({columns(menu.keys)})   # a column per food\n"
-            f"V_food = np.array({columns(menu.values)})")
-
-
-def numpy_lookup(student: str) -> dict[str, str]:
-    """Exercise 4 in the lecture's matrices, V softmax(Kᵀq), unrounded NumPy arrays."""
-    return {"mexican_by_hand": f"""import numpy as np
-
-{lecture_matrices(menu_of(student))}
-e = np.exp(K_food.T @ q_food - np.max(K_food.T @ q_food))
-mexican_weights = e / e.sum()
-mexican_by_hand = V_food @ mexican_weights
-"""}
-
-
-# Hand-written stable softmax: mask with a very negative number, subtract the row maximum.
-STABLE_SOFTMAX_MINUS_1E9 = """
-def causal_softmax(s):
-    n = s.shape[0]
-    keep = torch.tril(torch.ones(n, n, device=s.device)) == 1
-    s = s.masked_fill(~keep, -1e9)
-    e = torch.exp(s - s.max(dim=1, keepdim=True).values)
-    return e / e.sum(dim=1, keepdim=True)
-"""
-
 LOOP_FLOAT64_ATTENTION = """
 def causal_attention(X, W_Q, W_K, W_V):
     X, W_Q, W_K, W_V = (t.double() for t in (X, W_Q, W_K, W_V))
@@ -287,16 +179,6 @@ def causal_attention(X, W_Q, W_K, W_V):
         alpha[i, : i + 1] = e / e.sum()
     a = torch.stack([sum(alpha[i, j] * V[j] for j in range(i + 1)) for i in range(n)])
     return a, alpha
-"""
-
-LOOP_SOFTMAX = """
-def causal_softmax(s):
-    rows = []
-    for i in range(s.shape[0]):
-        row = torch.full_like(s[i], float("-inf"))
-        row[: i + 1] = s[i, : i + 1]
-        rows.append(torch.softmax(row, dim=0))
-    return torch.stack(rows)
 """
 
 NUMPY_ATTENTION = """
@@ -313,36 +195,18 @@ def causal_attention(X, W_Q, W_K, W_V):
 """
 
 ARRAYS_AND_LISTS = by_hand_answers(sentence_of("arrays_and_lists"))
-ARRAYS_MENU = mexican_answers(menu_of("arrays_and_lists"))
-
-# Exercise 5's lecture algorithm fixed where it went wrong: each kept row divided by its sum,
-# the same as a softmax over j <= i (exact for the hidden tests' large scores too).
-RENORMALISED = """
-def causal_softmax(s):
-    n = s.shape[-1]
-    kept = torch.softmax(s, dim=-1) * torch.ones(n, n, device=s.device).tril()
-    return kept / kept.sum(dim=-1, keepdim=True)
-"""
 
 CORRECT = {
     # their id set in the notebook's id cell (SETS_ID), their own numbers: full marks
-    "sets_own_id": {**written(by_hand_answers(sentence_of("sets_own_id")), *BY_HAND),
-                    **mexican("sets_own_id"), "causal_softmax": RENORMALISED},
-    "numpy_minus_1e9_loops": {
-        **numpy_lookup("numpy_minus_1e9_loops"),
-        "causal_softmax": STABLE_SOFTMAX_MINUS_1E9,
+    "sets_own_id": written(by_hand_answers(sentence_of("sets_own_id")), *BY_HAND),
+    "loops_and_skeletons": {
         "causal_attention": LOOP_FLOAT64_ATTENTION,
         **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
-           for grade_id, numbers in by_hand_answers(sentence_of("numpy_minus_1e9_loops")).items()},
+           for grade_id, numbers in by_hand_answers(sentence_of("loops_and_skeletons")).items()},
         "impossible_entries": "impossible_entries = [(i, j) for i in range(3, 6)\n"
                               "                      for j in range(1, 6) if j > i or j <= 2]",
     },
     "arrays_and_lists": {
-        # typed in by hand: a tuple of weights, a float32 tensor of the average
-        "mexican_by_hand": "mexican_weights = {}\n"
-                           "mexican_by_hand = torch.tensor({}, dtype=torch.float32)".format(
-            tuple(ARRAYS_MENU["mexican_weights"]), ARRAYS_MENU["mexican_by_hand"]),
-        "causal_softmax": LOOP_SOFTMAX,
         "causal_attention": NUMPY_ATTENTION,
         "scores_3_by_hand": "import numpy as np\nscores_3_by_hand = np.array({})".format(
             ARRAYS_AND_LISTS["scores_3_by_hand"]),
@@ -356,21 +220,6 @@ CORRECT = {
 # --- answers that update their inputs in place: graded on what they return ------------------
 
 CORRECT["works_in_place"] = {
-    # the lookup in torch's elementary operations, its softmax written out, the sum in place
-    "mexican_by_hand": """
-keys, q, values = (torch.tensor(part, dtype=torch.float64)
-                   for part in (menu.keys, menu.q, menu.values))
-weights = (keys @ q).exp()
-weights /= weights.sum()
-mexican_weights = weights.tolist()
-mexican_by_hand = weights @ values
-""",
-    "causal_softmax": """
-def causal_softmax(s):
-    n = s.shape[-1]
-    s.masked_fill_(torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
-    return torch.softmax(s, dim=-1)
-""",
     "causal_attention": """
 def causal_attention(X, W_Q, W_K, W_V):
     W_Q /= math.sqrt(W_Q.shape[1])   # the scale folded into W_Q, in place
@@ -384,6 +233,15 @@ def causal_attention(X, W_Q, W_K, W_V):
 }
 
 # --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
+
+# The wrong answer under the cheats that hide a failure: no causal mask.
+NO_MASK = """
+
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    alpha = torch.softmax(Q @ K.T / math.sqrt(Q.shape[1]), dim=-1)
+    return alpha @ V, alpha
+"""
 
 # A loop that asks a visible check, entry by entry, which candidate values are right.
 # (what the checks print while it searches is kept out of the cell's output, as a cheat would:
@@ -436,7 +294,7 @@ scores_3_by_hand = Whatever()
     # it was started with
     "claims_another_id": {
         grade_id: Cheat(f"import os\nos.environ['COURSE_STUDENT'] = 'solution'\n{code}")
-        for grade_id, code in {**written(COPIED, *BY_HAND), **mexican_cell(COPIED_MENU)}.items()
+        for grade_id, code in written(COPIED, *BY_HAND).items()
     },
     # the grader's own code asked for the numbers: the kernel cannot import it (its sandbox
     # holds course_utils, not the grader) and the answer's allowlist refuses it, and the
@@ -446,12 +304,6 @@ scores_3_by_hand = Whatever()
 from grader.scoring.by_hand_answers import answer
 
 alpha_3_by_hand = answer("alpha_3_by_hand", "imports_the_graders_answers").tolist()
-""", zero=True, flagged=True),
-        "mexican_by_hand": Cheat("""
-from grader.scoring import by_hand_answers
-
-mexican_weights = by_hand_answers.answer("mexican_weights", "imports_the_graders_answers")
-mexican_by_hand = by_hand_answers.answer("mexican_by_hand", "imports_the_graders_answers")
 """, zero=True, flagged=True),
     },
     # the same module found through importlib by names made at run time
@@ -491,15 +343,11 @@ FOUND_ALPHA = search(_checks.check_own_alpha_3, 3, FOUND_SCORES, "alpha_3_by_han
     },
     # the IPython shell's traceback silenced, then a wrong answer: the test must not pass
     "hides_its_failures": {
-        "causal_softmax": Cheat("""
+        "causal_attention": Cheat("""
 from IPython.core.interactiveshell import InteractiveShell
 
 InteractiveShell.instance().showtraceback = lambda *args, **kwargs: None
-
-
-def causal_softmax(s):
-    return torch.softmax(s, dim=-1)
-""", zero=True, flagged=True),
+""" + NO_MASK, zero=True, flagged=True),
     },
 }
 
@@ -533,7 +381,7 @@ def causal_attention(X, W_Q, W_K, W_V):
     },
     # the course's attention_weights rebuilt from its code object
     "attention_weights_rebuilt_from_code": {
-        "causal_softmax": Cheat("""
+        "causal_attention": Cheat("""
 import types
 
 import course_utils.models.attention as _library
@@ -547,25 +395,21 @@ def _copy(function):
 _weights = _copy(_library.attention_weights)
 
 
-def causal_softmax(s):
-    identity = torch.eye(s.shape[-1], dtype=s.dtype, device=s.device)
-    return _weights(s, identity, causal=True, scale=1.0)
+def causal_attention(X, W_Q, W_K, W_V):
+    alpha = _weights(X @ W_Q, X @ W_K, causal=True)
+    return alpha @ (X @ W_V), alpha
 """, zero=True),
     },
     # torch.allclose, which the checks compare with, replaced: a wrong answer then matches
     "replaces_torch_allclose": {
-        "causal_softmax": Cheat("""
+        "causal_attention": Cheat("""
 torch.allclose = lambda *args, **kwargs: True
-
-
-def causal_softmax(s):
-    return s
-""", zero=True, flagged=True),
+""" + NO_MASK, zero=True, flagged=True),
     },
     # the kernel's execute handler replaced: a cell that calls own_work runs as `pass`, its
     # reply reads ok; the answer underneath is wrong
     "kernel_runs_tests_as_pass": {
-        "causal_softmax": Cheat("""
+        "causal_attention": Cheat("""
 _kernel = get_ipython().kernel
 _execute = _kernel.do_execute
 
@@ -575,33 +419,22 @@ async def _do_execute(code, *args, **kwargs):
 
 
 _kernel.do_execute = _do_execute
-
-
-def causal_softmax(s):
-    return torch.softmax(s, dim=-1)
-""", zero=True, flagged=True),
-    },
-    # the lookup's softmax through SciPy, a library its cell may not use
-    "softmax_from_scipy": {
-        "mexican_by_hand": Cheat("""
-import numpy as np
-from scipy.special import softmax
-
-mexican_weights = softmax(np.array(menu.keys) @ np.array(menu.q)).tolist()
-mexican_by_hand = (np.array(mexican_weights) @ np.array(menu.values)).tolist()
-""", zero=True),
+""" + NO_MASK, zero=True, flagged=True),
     },
 })
 
 # --- a correct answer that prints while debugging: print's own work is not the answer's ------
 
 CORRECT["prints_while_debugging"] = {
-    "causal_softmax": """
-def causal_softmax(s):
+    "causal_attention": """
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    s = Q @ K.T / math.sqrt(Q.shape[1])
     future = torch.triu(torch.ones_like(s, dtype=torch.bool), diagonal=1)
     top = s.masked_fill(future, float("-inf")).amax(dim=-1, keepdim=True)
     weights = torch.where(future, 0.0, torch.exp(s - top))
     print("unnormalised weights", weights)   # debugging
-    return weights / weights.sum(dim=-1, keepdim=True)
+    alpha = weights / weights.sum(dim=-1, keepdim=True)
+    return alpha @ V, alpha
 """,
 }

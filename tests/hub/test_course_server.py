@@ -30,6 +30,7 @@ import pytest
 import requests
 
 from course_utils.by_hand import sentence_of
+from grader.cells import is_test, marks
 from grader.course import Course
 from grader.scoring import grades
 from grader.scoring.autograde import autograde
@@ -331,13 +332,17 @@ def validate(server: UserServer, answers: dict[str, str]) -> dict:
     """nbgrader's Validate (the toolbar's button) in ``server``, on a notebook of the fetched
     release's imports and by-hand exercises with ``answers`` typed in: what failed."""
     release = server.read_notebook(NOTEBOOK)
-    grade_ids = {cell["metadata"].get("nbgrader", {}).get("grade_id"): cell
-                 for cell in release["cells"]}
+    order = [marks(cell).get("grade_id") for cell in release["cells"]]
     imports = next(c for c in release["cells"] if "from course_utils import checks" in
                    "".join(c["source"]))
-    cells = [imports]
+    cells, tests = [imports], []
     for grade_id, source in answers.items():
-        cells += [{**grade_ids[grade_id], "source": source}, grade_ids[f"test_{grade_id}"]]
+        start = order.index(grade_id)
+        cells.append({**release["cells"][start], "source": source})
+        # the test cell after it (the warm-up's three answer cells share one)
+        test = next(c for c in release["cells"][start:] if is_test(c))
+        tests += [test] if test not in tests else []
+    cells += tests
     server.save_notebook("by_hand.ipynb", {**release, "cells": cells})
     verdict = server.ok("POST", "assignments/validate", json={"path": "by_hand.ipynb"}).json()
     assert verdict["success"], verdict["value"]

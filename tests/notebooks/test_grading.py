@@ -18,6 +18,7 @@ from nbgrader.api import Gradebook
 
 from course_utils import checks
 from course_utils.checks.core import NOT_COMPARED
+from grader.cells import is_test, marks
 from grader.course import Course
 from grader.integrity.tamper import imported_twins
 from grader.outputs.report import diagnosis, write_report
@@ -99,6 +100,14 @@ def record_id(course, assignment, student, chosen: str) -> None:
 
 def solution_notebook(assignment):
     return nbformat.read(REPO / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
+
+
+def graded_by(assignment: str, grade_id: str) -> str:
+    """The grade id of the test cell that grades the answer cell ``grade_id``: the first
+    test cell after it (several answer cells may feed one test cell, as 04's warm-up does)."""
+    cells = solution_notebook(assignment).cells
+    start = next(i for i, cell in enumerate(cells) if marks(cell).get("grade_id") == grade_id)
+    return next(marks(cell)["grade_id"] for cell in cells[start:] if is_test(cell))
 
 
 def grades_total(course, assignment, student):
@@ -183,7 +192,7 @@ def test_a_wrong_answer_loses_its_own_points_and_no_others(cells, assignments):
     for assignment in assignments:
         for student, answers in submissions(assignment, "WRONG").items():
             got, maxima = scores_of(cells, assignment, student)
-            lost = {f"test_{grade_id}" for grade_id in answers}
+            lost = {graded_by(assignment, grade_id) for grade_id in answers}
             assert lost <= set(got), f"{assignment}: no test cells for {lost - set(got)}"
             expected = {name: 0 if name in lost else maxima[name] for name in got}
             assert got == expected, f"{assignment}/{student}"
@@ -203,14 +212,15 @@ def test_a_cheat_scores_zero_on_its_exercise_or_is_flagged_as_it_says(cells, ass
         for student, cheats in submissions(assignment, "CHEAT").items():
             got, maxima = scores_of(cells, assignment, student)
             flags = rows[student, assignment]["flags"]
+            tested = {grade_id: graded_by(assignment, grade_id) for grade_id in cheats}
             if "__" in student:  # cheats handed in together: none costs another cell points
-                honest = {name for name in got if name.removeprefix("test_") not in cheats}
+                honest = set(got) - set(tested.values())
                 assert {name: got[name] for name in honest} == {
                     name: maxima[name] for name in honest}, f"{assignment}/{student}"
             for grade_id, cheat in cheats.items():
                 assert cheat.zero or cheat.flagged, f"{student}: {grade_id} expects nothing"
                 if cheat.zero:
-                    assert got[f"test_{grade_id}"] == 0, f"{assignment}/{student}: {grade_id}"
+                    assert got[tested[grade_id]] == 0, f"{assignment}/{student}: {grade_id}"
                 if cheat.flagged:
                     assert f"cell {grade_id} " in flags, f"{assignment}/{student}: {grade_id}"
 

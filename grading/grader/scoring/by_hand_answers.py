@@ -3,19 +3,19 @@ id alone, in the grader's process (never in a kernel, never in ``course_utils``)
 
     answer("alpha_3_by_hand", "ada")            [α_31, α_32, α_33] of ada's sentence
     right_for("alpha_3_by_hand", [0.2, 0.1, 0.7], "ada")   -> False
-    PER_STUDENT["test_alpha_3_by_hand"]("ada", 0)   the same as ``report.encode`` writes it
+    PER_STUDENT["test_a_3_by_hand"]("ada", 1)      α₃ as ``report.encode`` writes it
 
-04's by-hand exercises (1 to 4) are worked on a sentence and a menu drawn from the
-student's id (:mod:`course_utils.by_hand`): the inputs, which the notebook prints. Their
-test cells only check that the typed numbers are well-formed and consistent with each
-other (:mod:`course_utils.checks.by_hand`), which no loop over candidate values can turn
-into the answer; each reports the typed values, and ``make answers`` stores those as
-``{"per_student": true}`` (they differ between two ids). :mod:`grader.scoring.outside`
-then asks :data:`PER_STUDENT` for the value worked out here for the student graded, and
-compares within the exercise's tolerance, its record's ``compare``
-(``course_utils.exercises.alpha3_by_hand``: what the rounding the exercise asks allows).
-The values are the exact ones (float64): every honest rounding lies within that tolerance
-of them, rounding at each step as the exercises ask or not at all.
+04's by-hand warm-up (exercises 1 to 3, three answer cells) is worked on a sentence drawn
+from the student's id (:mod:`course_utils.by_hand`): the inputs, which the notebook prints.
+Its one test cell, ``test_a_3_by_hand``, only checks that the typed numbers are well-formed
+and consistent with each other (:mod:`course_utils.checks.by_hand`), which no loop over
+candidate values can turn into the answer; it reports the three answers, and ``make
+answers`` stores those as ``{"per_student": true}`` (they differ between two ids).
+:mod:`grader.scoring.outside` then asks :data:`PER_STUDENT` for the values worked out here
+for the student graded, and compares within the exercise's tolerance, its record's
+``compare`` (``course_utils.exercises.alpha3_by_hand``). The values are the exact ones
+(float64): every honest rounding lies within that tolerance of them, rounding at each step
+as the exercises ask or not at all.
 
 The hidden tests of ``causal_attention`` draw their inputs from the student's id too
 (``own_seed``, so that an output leaked from one student's grading fits no one else's):
@@ -32,23 +32,21 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from course_utils.by_hand import D_K, OwnMenu, OwnSentence, menu_of, sentence_of
+from course_utils.by_hand import D_K, OwnSentence, sentence_of
+from course_utils.checks.by_hand import ROUNDING
 from course_utils.checks.guards.report import encode
-from course_utils.exercises import rule_of
 from course_utils.student import seed_of
 
 __all__ = ["ANSWER_CELLS", "PER_STUDENT", "alpha", "answer", "causal_attention",
-           "causal_attention_inputs", "food_average", "food_weights", "output", "right_for",
-           "scores"]
+           "causal_attention_inputs", "output", "right_for", "scores"]
 
 CAUSAL_PURPOSE = "04_alpha3_by_hand: causal_attention"  # the hidden test's own_seed
 
 
-def _tensors(numbers: OwnSentence | OwnMenu) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(query, keys, values) of a sentence or a menu, one key and one value per row."""
-    query = numbers.q_3 if isinstance(numbers, OwnSentence) else numbers.q
-    return tuple(np.array(part, dtype=np.float64) for part in (query, numbers.keys,
-                                                                numbers.values))
+def _tensors(sentence: OwnSentence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q_3, keys, values) of a sentence, one key and one value per row."""
+    return tuple(np.array(part, dtype=np.float64) for part in (sentence.q_3, sentence.keys,
+                                                                sentence.values))
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -72,18 +70,6 @@ def output(sentence: OwnSentence) -> np.ndarray:
     return alpha(sentence) @ _tensors(sentence)[2]
 
 
-def food_weights(menu: OwnMenu) -> np.ndarray:
-    """P(k_n | q) = the softmax over the foods of k_n · q, with no 1/√d_k (exercise 4; the
-    lectures' Key Equation 40)."""
-    q, keys, _ = _tensors(menu)
-    return _softmax(keys @ q)
-
-
-def food_average(menu: OwnMenu) -> np.ndarray:
-    """v_q = Σ_n P(k_n | q) v_n, [price, calories, salt] (Key Equation 43)."""
-    return food_weights(menu) @ _tensors(menu)[2]
-
-
 def _student(student: str | None) -> str | None:
     """The id as the kernel read it (``course_utils.student.student_id``): blank is none."""
     return (student or "").strip() or None
@@ -93,16 +79,12 @@ ANSWERS: dict[str, Callable[[str | None], np.ndarray]] = {
     "scores_3_by_hand": lambda student: scores(sentence_of(student)),
     "alpha_3_by_hand": lambda student: alpha(sentence_of(student)),
     "a_3_by_hand": lambda student: output(sentence_of(student)),
-    "mexican_weights": lambda student: food_weights(menu_of(student)),
-    "mexican_by_hand": lambda student: food_average(menu_of(student)),
 }
-# Each by-hand test cell's reported values, in order: the answers it checks.
-REPORTED = {"test_scores_3_by_hand": ("scores_3_by_hand",),
-            "test_alpha_3_by_hand": ("alpha_3_by_hand",),
-            "test_a_3_by_hand": ("a_3_by_hand",),
-            "test_mexican_by_hand": ("mexican_weights", "mexican_by_hand")}
-# The answer cells of numbers worked by hand (their grade ids), each with its test cell.
-ANSWER_CELLS = tuple(cell.removeprefix("test_") for cell in REPORTED)
+# The by-hand test cell's reported values, in order: the answers it checks, each the grade id
+# of its answer cell (several answer cells feed the one test cell).
+REPORTED = {"test_a_3_by_hand": ("scores_3_by_hand", "alpha_3_by_hand", "a_3_by_hand")}
+# The answer cells of numbers worked by hand (their grade ids).
+ANSWER_CELLS = tuple(name for names in REPORTED.values() for name in names)
 
 
 def answer(name: str, student: str | None) -> np.ndarray:
@@ -115,15 +97,14 @@ def answer(name: str, student: str | None) -> np.ndarray:
 
 def right_for(name: str, numbers, student: str | None) -> bool:
     """Whether ``numbers``, an answer to the by-hand exercise ``name``, are right for
-    ``student``'s sentence or menu, within the exercise's tolerance (its record's)."""
+    ``student``'s sentence, within the rounding the exercise asks for (``ROUNDING``)."""
     expected = answer(name, student)
     try:
         given = np.asarray(numbers, dtype=np.float64)
     except (TypeError, ValueError):
         return False
-    rule = rule_of("mexican_by_hand" if name == "mexican_weights" else name)
     return given.shape == expected.shape and bool(
-        np.allclose(given, expected, rtol=rule.rtol, atol=rule.atol))
+        np.allclose(given, expected, rtol=0.0, atol=ROUNDING[name]))
 
 
 def _by_hand(cell: str) -> Callable[[str, int], object]:

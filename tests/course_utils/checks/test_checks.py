@@ -197,70 +197,58 @@ def test_a_swapped_or_missing_pair_is_named():
 
 # --- which entries a causal decoder hides -------------------------------------------------
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        {(1, 2), (1, 3), (2, 3)},
-        frozenset({(2, 3), (1, 3), (1, 2)}),
-        [(1, 2), (1, 3), (2, 3), (1, 2)],
-        [[2, 3], [1, 2], [1, 3]],
-        ((1, 2), (1, 3), (2, 3)),
-        {(1.0, 2.0), (1, 3), (2, 3)},
-        torch.tensor([[1, 2], [1, 3], [2, 3]]).numpy().tolist(),
-        list(map(tuple, torch.tensor([[1, 2], [1, 3], [2, 3]]).numpy())),  # NumPy ints
-    ],
-)
-def test_causal_entries_accept_any_container_of_pairs(answer):
-    checks.check_causal_entries(answer, n=3)
-
-
-@pytest.mark.parametrize(
-    ("answer", "words"),
-    [
-        ({(0, 1), (0, 2), (1, 2)}, "numbered the positions from 0"),
-        ({(2, 1), (3, 1), (3, 2)}, "masked the past"),
-        ({(1, 1), (2, 2), (3, 3), (1, 2), (1, 3), (2, 3)}, "masked the diagonal"),
-        ({(1, 2), (1, 4)}, r"numbered 1 to 3; got \[\(1, 4\)\]"),
-        ({(1, 2), (2, 1)}, "not the right set of entries"),
-        (None, "is None"),
-        ("(1, 2), (1, 3)", "must be a set of"),
-        (5, "must be a set of"),
-        ({(1, 2, 3)}, "must be a pair"),
-        ({(1.5, 2)}, "must be a pair"),
-        ({(True, 2)}, "must be a pair"),
-    ],
-)
-def test_each_causal_entries_mistake_is_named(answer, words):
-    with pytest.raises(AssertionError, match=words):
-        checks.check_causal_entries(answer, n=3, name="impossible_entries")
-
-
-
 # "I am good" left-padded to 5 positions: the rows of its words, 3 to 5
 PADDED = {(3, 1), (3, 2), (3, 4), (3, 5), (4, 1), (4, 2), (4, 5), (5, 1), (5, 2)}
 
 
-def test_hidden_entries_with_left_padding_accept_the_right_set_in_any_container():
-    checks.check_hidden_entries(PADDED, n=5, padding=2)
-    backwards = [list(pair) for pair in sorted(PADDED, reverse=True)]
-    checks.check_hidden_entries(backwards, n=5, padding=2)
+@pytest.mark.parametrize(
+    "answer",
+    [
+        PADDED,
+        frozenset(PADDED),
+        [list(pair) for pair in sorted(PADDED, reverse=True)],
+        [*PADDED, (3, 1)],
+        tuple((float(i), j) for i, j in PADDED),
+        list(map(tuple, torch.tensor(sorted(PADDED)).numpy())),  # NumPy ints
+    ],
+)
+def test_hidden_entries_accept_any_container_of_pairs(answer):
+    checks.check_hidden_entries(answer, n=5, padding=2)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {(3, 4), (3, 5), (4, 5)},                       # the padding forgotten
+        PADDED | {(3, 3), (4, 4), (5, 5)},              # the diagonal masked too
+        {(4, 3), (5, 3), (5, 4)},                       # the past masked
+    ],
+)
+def test_hidden_entries_check_the_form_only(answer):
+    """A wrong set of well-formed pairs passes: the visible check holds no expected set, so
+    no loop over candidates can find the answer with it; grading compares the stored one."""
+    checks.check_hidden_entries(answer, n=5, padding=2)
 
 
 @pytest.mark.parametrize(
     ("answer", "words"),
     [
-        ({(3, 4), (3, 5), (4, 5)}, "causal rule alone lets every word see the padding"),
-        ({(i, j) for i in (3, 4, 5) for j in (1, 2)}, "hiding the padding is not enough"),
-        (PADDED | {(1, 2), (2, 1)}, "only the rows of the words are asked"),
+        (set(), "names no entry"),
         ({(i - 1, j - 1) for i, j in PADDED}, "numbered the positions from 0"),
-        (PADDED | {(3, 3), (4, 4), (5, 5)}, "masked the diagonal"),
-        ({(4, 3), (5, 3), (5, 4)}, "masked the past"),
-        (PADDED - {(3, 1)}, "not the right set of entries"),
+        ({(3, 4), (3, 6)}, r"numbered 1 to 5; got \[\(3, 6\)\]"),
+        (PADDED | {(1, 2), (2, 1)}, r"only the rows of the words are asked \(rows 3 to 5\)"),
+        (None, "is None"),
+        ("(3, 4), (3, 5)", "must be a set of"),
+        (5, "must be a set of"),
+        ({(3, 4, 5)}, "must be a pair"),
+        ({(3.5, 4)}, "must be a pair"),
+        ({(True, 2)}, "must be a pair"),
     ],
 )
-def test_each_padded_entries_mistake_is_named(answer, words):
+def test_each_malformed_answer_is_named(answer, words):
     with pytest.raises(AssertionError, match=words):
         checks.check_hidden_entries(answer, n=5, padding=2, name="impossible_entries")
+
 
 def test_comparing_says_what_it_could_not_compare_and_goes_on(capsys):
     def unfinished():

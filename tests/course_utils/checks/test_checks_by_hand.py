@@ -3,9 +3,54 @@ fail on what no right answer does and say, without failing, where the student's 
 disagree with each other; they never say whether the numbers are right for the sentence
 (graded outside the kernel: tests/grader/scoring/test_by_hand_answers.py)."""
 
+import json
+import os
+import subprocess
+import sys
+
 from course_utils.by_hand import sentence_of
-from tests.course_utils.checks.test_checks_mexican import checked_as
 from tests.grading_cases.alpha3_by_hand import by_hand_answers
+
+CHECK_AS = """
+import contextlib
+import io
+import json
+from course_utils import checks
+
+def restored(value):  # JSON has no Ellipsis: "..." stands for it
+    if isinstance(value, list):
+        return [restored(item) for item in value]
+    return ... if value == "..." else value
+
+
+outcome = []
+for check, *arguments in json.loads({calls!r}):
+    arguments = [restored(argument) for argument in arguments]
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said):
+            getattr(checks, check)(*arguments, "answer")
+        notes = [line for line in said.getvalue().splitlines() if not line.startswith("✓ ")]
+        outcome.append("passed" + (" with a note: " + " ".join(notes) if notes else ""))
+    except AssertionError as error:
+        outcome.append(str(error))
+print(json.dumps(outcome))
+"""
+
+
+def checked_as(student: str | None, *calls: tuple) -> list[str]:
+    """What each ``(check, answer, *other answers)`` says in a fresh interpreter whose
+    student is ``student`` ("passed", "passed with a note: ...", or the failure's message):
+    the id is the one a process starts with, which a test cannot change in its own. The
+    string "..." in an answer stands for ``...``."""
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("COURSE_STUDENT", "JUPYTERHUB_USER")}
+    if student is not None:
+        env["COURSE_STUDENT"] = student
+    done = subprocess.run([sys.executable, "-c", CHECK_AS.format(calls=json.dumps(calls))],
+                          env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
 
 ADA = sentence_of("ada")
 RIGHT = by_hand_answers(ADA)

@@ -73,7 +73,7 @@ def test_an_object_that_lies_is_refused_without_any_of_its_methods_being_called(
     with pytest.raises(AssertionError, match="ReadsTheCallersExpected: return a plain tensor"):
         checks.check_close(ReadsTheCallersExpected(), [1.0, 2.0], "scores_3_by_hand")
     with pytest.raises(AssertionError, match="ReadsTheCallersExpected"):
-        checks.check_causal_entries({(1, 2), ReadsTheCallersExpected()}, n=3)
+        checks.check_hidden_entries({(3, 4), ReadsTheCallersExpected()}, n=5, padding=2)
     assert Spy.calls == []
 
 
@@ -91,7 +91,7 @@ def test_a_tensor_subclass_whose_torch_function_says_yes_is_refused():
         return wrong
 
     with pytest.raises(AssertionError, match="Agreeable, a class made from Tensor"):
-        answer = checks.own_work(causal_softmax, "causal_softmax")
+        answer = checks.own_work(causal_softmax, "causal_attention")
         checks.check_attention_weights(answer(Q @ K.T), Q, K, True)
 
 
@@ -170,7 +170,7 @@ def test_a_twin_kept_in_a_default_argument_or_found_with_gc_is_refused():
         return weights(s, eye, mask=KEEP, scale=1.0)
 
     with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
-        checks.own_work(causal_softmax, "causal_softmax")(Q @ K.T)
+        checks.own_work(causal_softmax, "causal_attention")(Q @ K.T)
     found = next(o for o in gc.get_objects()
                  if type(o) is types.FunctionType and o.__qualname__ == "attention_weights"
                  and o.__module__ == "course_utils.models.attention")
@@ -180,7 +180,7 @@ def test_a_twin_kept_in_a_default_argument_or_found_with_gc_is_refused():
         return found(s, eye, mask=KEEP, scale=1.0)
 
     with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
-        checks.own_work(causal_softmax, "causal_softmax")(Q @ K.T)
+        checks.own_work(causal_softmax, "causal_attention")(Q @ K.T)
     assert torch.allclose(found(Q @ K.T, eye, mask=KEEP, scale=1.0).sum(-1),
                           torch.ones(6, dtype=torch.float64))
 

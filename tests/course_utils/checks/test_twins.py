@@ -49,22 +49,22 @@ def test_every_twin_names_a_real_function_of_the_library():
 
 
 def test_a_twin_called_by_an_answer_fails_with_a_message_that_says_why():
-    with pytest.raises(checks.LibraryTwinError, match="causal_softmax called "
+    with pytest.raises(checks.LibraryTwinError, match="causal_attention called "
                        "course_utils.models.attention.attention_weights.*your own code"):
-        checks.own_work(causal_softmax, "causal_softmax")(S)
+        checks.own_work(causal_softmax, "causal_attention")(S)
     assert isinstance(checks.LibraryTwinError("x"), AssertionError)  # nbgrader counts a failure
 
 
 def test_the_exercise_is_named_never_found_from_the_callers_names():
     """The record named decides, whatever the function or the notebook's names for it."""
     with pytest.raises(checks.LibraryTwinError, match="attention_weights"):
-        checks.own_work(through_the_module, "causal_softmax")(S)
+        checks.own_work(through_the_module, "causal_attention")(S)
     with pytest.raises(TypeError, match="exercise"):
         checks.own_work(through_the_module)(S)
 
 
 def test_own_code_runs_and_the_twins_come_back_afterwards():
-    answer = checks.own_work(written_out, "causal_softmax")
+    answer = checks.own_work(written_out, "causal_attention")
     assert torch.allclose(answer(S), masked_softmax(S, KEEP))
     assert course_utils.models.attention.attention_weights is attention_weights
     assert checks.attention.attention_weights is attention_weights  # the checks still work
@@ -147,7 +147,7 @@ def test_a_right_answer_that_warns_keeps_its_points():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        weights = checks.own_work(causal_softmax, "causal_softmax")(S)
+        weights = checks.own_work(causal_softmax, "causal_attention")(S)
         read_only = np.broadcast_to(weights.numpy(), (3, 3))  # torch warns on read-only arrays
         assert checks.as_tensor(read_only).shape == (3, 3)
 

@@ -21,7 +21,7 @@ from grader.integrity.tamper import imported_twins
     ],
 )
 def test_answer_cells_that_import_a_twin_are_flagged(source, flagged):
-    assert imported_twins(source, "causal_softmax") == flagged
+    assert imported_twins(source, "causal_attention") == flagged
 
 
 def test_method_twins_are_flagged_only_when_named_with_their_class():

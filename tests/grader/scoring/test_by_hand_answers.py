@@ -3,7 +3,6 @@ against numbers worked by hand (here, in NumPy on the printed vectors), and the 
 outside the kernel that uses them: every honest rounding passes, the likely slips do not."""
 
 import functools
-import itertools
 import json
 import math
 import os
@@ -17,7 +16,7 @@ import pytest
 import torch
 
 from course_utils import student as student_module
-from course_utils.by_hand import WORKED_EXAMPLE, menu_of, sentence_of
+from course_utils.by_hand import WORKED_EXAMPLE, sentence_of
 from course_utils.checks.guards.report import encode
 from course_utils.exercises import rule_of
 from grader.scoring import outside
@@ -28,14 +27,12 @@ from grader.scoring.by_hand_answers import (
     answer,
     causal_attention,
     causal_attention_inputs,
-    food_average,
-    food_weights,
     output,
     right_for,
     scores,
 )
 from grader.scoring.same_value import same
-from tests.grading_cases.alpha3_by_hand import BRUTE_FORCE, by_hand_answers, mexican_answers
+from tests.grading_cases.alpha3_by_hand import BRUTE_FORCE, BY_HAND, by_hand_answers
 
 REPO = Path(__file__).resolve().parents[3]
 SOLUTION = REPO / "solutions" / "04_alpha3_by_hand" / "04_alpha3_by_hand.ipynb"
@@ -51,10 +48,6 @@ SCORES = [1.54, 1.74, 0.57]
 ALPHA = [0.3845, 0.4697, 0.1458]
 # 0.3845 v_1 + 0.4697 v_2 + 0.1458 v_3, entry by entry:
 A_3 = [0.5627, -1.0, -1.5627, -1.3845]
-# The instructor's menu, worked by hand in tests/course_utils/checks/test_checks_mexican.py
-# (burrito, taco, sushi, apple; V: price, calories, salt).
-MENU_WEIGHTS = [0.279, 0.46, 0.207, 0.055]
-MENU_AVERAGE = [9.7402, 736.0993, 2.0089]
 # The lectures' worked example, written out in the notebook's text.
 WORKED = {"scores_3_by_hand": [-0.5, -2.0, 1.0], "alpha_3_by_hand": [0.175, 0.039, 0.786],
           "a_3_by_hand": [0.25, 0.35, 1.18, 0.92]}
@@ -84,35 +77,27 @@ def test_the_answers_of_a_sentence_worked_by_hand():
         assert np.allclose(computed, expected, atol=0.005), name
 
 
-def test_the_answers_of_a_menu_worked_by_hand():
-    menu = menu_of("instructor")
-    assert np.allclose(food_weights(menu), MENU_WEIGHTS, atol=5e-4)
-    assert np.allclose(food_average(menu), MENU_AVERAGE, atol=5e-4)
+WARM_UP = "test_a_3_by_hand"  # the one test cell of the three answer cells
 
 
-def test_each_test_cell_gets_its_values_for_the_student_graded_in_order():
-    assert PER_STUDENT["test_alpha_3_by_hand"]("instructor", 0) == encode(
-        alpha(sentence_of("instructor")).tolist())
-    assert PER_STUDENT["test_mexican_by_hand"]("instructor", 0) == encode(
-        food_weights(menu_of("instructor")).tolist())
-    assert PER_STUDENT["test_mexican_by_hand"]("instructor", 1) == encode(
-        food_average(menu_of("instructor")).tolist())
-    assert PER_STUDENT["test_mexican_by_hand"]("instructor", 2) is None  # no third value
-    assert PER_STUDENT["test_scores_3_by_hand"]("ada", 0) != PER_STUDENT[
-        "test_scores_3_by_hand"]("bob", 0)
+def test_the_test_cell_gets_its_values_for_the_student_graded_in_order():
+    sentence = sentence_of("instructor")
+    for index, worked in enumerate((scores, alpha, output)):
+        assert PER_STUDENT[WARM_UP]("instructor", index) == encode(worked(sentence).tolist())
+    assert PER_STUDENT[WARM_UP]("instructor", 3) is None  # no fourth value
+    assert PER_STUDENT[WARM_UP]("ada", 0) != PER_STUDENT[WARM_UP]("bob", 0)
     # a blank id is the kernel's "no id": the demonstration's numbers
     demonstration = encode(scores(sentence_of(None)).tolist())
-    assert PER_STUDENT["test_scores_3_by_hand"](" ", 0) == demonstration
-    assert outside.PER_STUDENT.keys() >= {f"test_{cell}" for cell in ANSWER_CELLS} | {
-        "test_causal_attention"}
+    assert PER_STUDENT[WARM_UP](" ", 0) == demonstration
+    assert ANSWER_CELLS == BY_HAND
+    assert outside.PER_STUDENT.keys() >= {WARM_UP, "test_causal_attention"}
 
 
-def test_the_comparison_outside_decides_the_by_hand_cells_by_the_students_own_numbers():
-    stored = {"test_alpha_3_by_hand": [{"per_student": True}]}
-    ada = by_hand_answers(sentence_of("ada"))["alpha_3_by_hand"]
-    assert outside.verdict("test_alpha_3_by_hand", [encode(ada)], stored, "ada") == ""
-    assert "differs from the expected answer" in outside.verdict(
-        "test_alpha_3_by_hand", [encode(ada)], stored, "bob")
+def test_the_comparison_outside_decides_the_by_hand_cell_by_the_students_own_numbers():
+    stored = {WARM_UP: [{"per_student": True}] * 3}
+    ada = [encode(numbers) for numbers in by_hand_answers(sentence_of("ada")).values()]
+    assert outside.verdict(WARM_UP, ada, stored, "ada") == ""
+    assert "differs from the expected answer" in outside.verdict(WARM_UP, ada, stored, "bob")
 
 
 def honest_sentence_answers(student: str) -> list[dict[str, np.ndarray]]:
@@ -134,62 +119,42 @@ def honest_sentence_answers(student: str) -> list[dict[str, np.ndarray]]:
     return routes
 
 
-def honest_menu_answers(student: str) -> list[dict[str, np.ndarray]]:
-    menu = menu_of(student)
-    q, keys, values = (np.array(part, dtype=float) for part in (menu.q, menu.keys, menu.values))
-    e = np.exp(keys @ q - (keys @ q).max())
-    weights = e / e.sum()
-    return [{"mexican_weights": typed, "mexican_by_hand": average}
-            for typed in (weights, np.round(weights, 3))
-            for used in (typed, weights)
-            for average in (used @ values, np.round(used @ values, 2))]
-
-
 @functools.cache
 def expected_of(cell: str, student: str, index: int):
     return PER_STUDENT[cell](student, index)
 
 
-def passes(cell: str, values: list, student: str) -> bool:
-    rule = rule_of(cell.removeprefix("test_"))
-    return all(same(encode(np.asarray(value).tolist()), expected_of(cell, student, index), rule)
-               for index, value in enumerate(values))
+def passes(answers: dict, student: str) -> bool:
+    """Whether the warm-up's test cell, reporting ``answers`` ({grade id: numbers}), passes
+    the comparison outside for ``student``."""
+    rule = rule_of(WARM_UP.removeprefix("test_"))
+    return all(same(encode(np.asarray(answers[name]).tolist()),
+                    expected_of(WARM_UP, student, index), rule)
+               for index, name in enumerate(BY_HAND))
 
 
 def test_every_honest_rounding_passes():
-    """Over 400 ids here (the records' tolerances, course_utils/exercises/alpha3_by_hand.py,
-    were measured over 20,000, and bound the sentence's exercises by their rounding)."""
+    """Over 400 ids here (course_utils.checks.by_hand.ROUNDING's bounds were measured over
+    20,000; the record's one tolerance for the three is the largest of them)."""
     for student in (f"student{i}" for i in range(400)):
         for route in honest_sentence_answers(student):
-            for name, value in route.items():
-                assert passes(f"test_{name}", [value], student), (student, name, value)
-        for route in honest_menu_answers(student):
-            assert passes("test_mexican_by_hand", [route["mexican_weights"],
-                                                   route["mexican_by_hand"]], student), student
-        assert passes("test_mexican_by_hand", list(mexican_answers(menu_of(student)).values()),
-                      student)
+            assert passes(route, student), (student, route)
+        assert passes(by_hand_answers(sentence_of(student)), student), student
 
 
 def test_the_likely_slips_do_not_pass():
     for student in (f"student{i}" for i in range(300)):
-        sentence, menu = sentence_of(student), menu_of(student)
+        sentence = sentence_of(student)
+        right = by_hand_answers(sentence)
         for slip in (by_hand_answers(sentence, scale=1.0), by_hand_answers(sentence, scale=1 / 4)):
-            for name in ("scores_3_by_hand", "alpha_3_by_hand", "a_3_by_hand"):
-                assert not passes(f"test_{name}", [slip[name]], student), (student, name)
+            assert not passes(slip, student), student
         keys = by_hand_answers(sentence, weighted="keys")["a_3_by_hand"]
-        assert not passes("test_a_3_by_hand", [keys], student), student
-        others = [by_hand_answers(sentence_of(other)) for other in ("ada", None)]
-        for name, other in itertools.product(("scores_3_by_hand", "alpha_3_by_hand"), others):
-            assert not passes(f"test_{name}", [other[name]], student), (student, name)
-        right = mexican_answers(menu)
-        for mistake in ({"scale": 0.5}, {"rows_of_k": True}):
-            slipped = mexican_answers(menu, **mistake)
-            assert not passes("test_mexican_by_hand", [slipped["mexican_weights"],
-                                                       right["mexican_by_hand"]], student)
-        for averaged in ("equal", "top", "exponentials"):
-            slipped = mexican_answers(menu, averaged=averaged)["mexican_by_hand"]
-            assert not passes("test_mexican_by_hand", [right["mexican_weights"], slipped],
-                              student), (student, averaged)
+        assert not passes({**right, "a_3_by_hand": keys}, student), student
+        for other in ("ada", None):  # another sentence's numbers, or its scores alone
+            copied = by_hand_answers(sentence_of(other))
+            assert not passes(copied, student), (student, other)
+            assert not passes({**right, "scores_3_by_hand": copied["scores_3_by_hand"]},
+                              student), (student, other)
 
 
 def test_right_for_tells_whose_numbers_an_answer_holds():
@@ -198,10 +163,6 @@ def test_right_for_tells_whose_numbers_an_answer_holds():
         assert not right_for(grade_id, numbers, "bob")
         assert not right_for(grade_id, numbers[:-1], "ada")  # an entry short: not right
         assert not right_for(grade_id, [..., *numbers[1:]], "ada")
-    average = mexican_answers(menu_of("instructor"))["mexican_by_hand"]
-    assert right_for("mexican_by_hand", average, "instructor")
-    assert not right_for("mexican_by_hand", average, "ada")
-    assert right_for("mexican_by_hand", [9.75, 736.85, 2.01], "instructor")  # from 3 decimals
     with pytest.raises(ValueError, match="expected one of"):
         answer("scores", "ada")
 
