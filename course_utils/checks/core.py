@@ -73,14 +73,17 @@ def check_shape(actual, expected_shape, name: str = "answer") -> None:
 
 @checked_plainly
 def check_close(
-    actual, expected, name: str = "answer", atol: float = 1e-4, mistakes=None, reveal: bool = True
+    actual, expected, name: str = "answer", atol: float = 1e-4, mistakes=None, reveal: bool = True,
+    nan_hint: str = "",
 ) -> None:
     """Fail unless ``actual`` equals ``expected`` within ``atol``.
 
     ``mistakes`` maps a message to the value a known mistake would give; when the
     answer matches one of them, that message is the diagnosis. ``reveal=False`` (for
     values worked out by hand, checked by a visible test) keeps the expected values out
-    of the message: it names the entries that are off instead.
+    of the message: it names the entries that are off instead. ``nan_hint``: where the
+    check's own exercise can say where a NaN or inf comes from (a mistake and where to
+    look, never the fix), added to the symptom when the answer holds one.
     """
     actual_t = as_tensor(actual, name)
     expected_t = as_tensor(expected, "expected")
@@ -95,10 +98,8 @@ def check_close(
             raise AssertionError(f"{name} is not right: {message}.")
     hint = ""
     if not torch.isfinite(actual_t).all() and torch.isfinite(expected_t).all():
-        hint = (
-            "\n  It contains NaN or inf: exp of a large score overflows (subtract the row"
-            " maximum first), and a softmax over a fully masked row is 0/0."
-        )
+        hint = "\n  It contains NaN or inf where every expected value is finite"
+        hint += f": {nan_hint}." if nan_hint else "."
     if not reveal:
         off = (actual_t - expected_t).abs() > atol
         off |= torch.isnan(actual_t)

@@ -57,8 +57,7 @@ EMBEDDING_MISTAKES = {
     "float64), and inf / inf is NaN. The weights are a ratio of exponentials: find a form of "
     "that ratio whose exponentials stay finite (exercise 4's text)",
     "later_words": "you let words AFTER position i contribute too: the sum runs over j ≤ i",
-    "no_causal_mask": "row i mixes in the words AFTER word i too: look at which scores must "
-    "be masked before the softmax, so that the sum runs over j ≤ i",
+    "no_causal_mask": "row i mixes in the words AFTER word i too",
     "no_residual": "you returned the changes Δ_i alone: look at what E′_i adds them to",
     "softmax_axis": "you took the softmax down the columns (over the words i that ask): for "
     "each word i the weights over j ≤ i must sum to 1 (look at the axis of your softmax)",
@@ -66,6 +65,10 @@ EMBEDDING_MISTAKES = {
     "Q_i · E_j (the scaling comes with attention)",
     "transposed": "you computed E_i · Q_j instead of Q_i · E_j: row i of the scores compares "
     "word i's query with every word's embedding",
+    # where a NaN or inf comes from (the symptom and where to look, never the fix)
+    "zero_length": "a division by a length of 0: look at which lengths you divide by",
+    "not_finite_update": "an exponential that overflowed, or a row of weights that sums to 0 "
+    "(0/0): look at each row's scores where they enter the softmax",
 }
 
 
@@ -94,7 +97,8 @@ def check_cosine_matrix(actual, a, b, name: str = "cosine similarities", atol=1e
         EMBEDDING_MISTAKES["second_norm"]: expected * lengths_a,
         EMBEDDING_MISTAKES["distance"]: 1 - expected,
     }
-    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes,
+                nan_hint=EMBEDDING_MISTAKES["zero_length"])
 
 
 @checked_plainly
@@ -195,4 +199,5 @@ def check_updated_embeddings(actual, embeddings, queries, values, name: str = "E
         EMBEDDING_MISTAKES["scaled"]: e + kernel(q, e, scale=None),
         EMBEDDING_MISTAKES["transposed"]: e + kernel(e, q),
     }
-    check_close(actual, expected, name, atol=atol, mistakes=mistakes)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes,
+                nan_hint=EMBEDDING_MISTAKES["not_finite_update"])

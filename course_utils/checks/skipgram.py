@@ -8,7 +8,8 @@ written again:
   pairs as the windows hold, sum_t min(c, t) + min(c, T - 1 - t) (or the pairs the visible
   test states, the lectures' worked example); each slip is the same property on a
   transformed text (the text three times over, for windows that wrap around) or for another
-  c, or the answer without the pairs of each word with itself;
+  c, or the answer without the pairs of each word with itself. A failure names which
+  property fails, never the pairs or the count (finding them is exercise 1's bug hunt);
 * the loss of one window is PyTorch's ``F.cross_entropy`` of the center's scores at the
   context words, summed; each slip is that call on other targets, or its value changed as
   the slip changes it;
@@ -52,7 +53,8 @@ def _as_pairs(pairs, name: str) -> Counter:
 
 def _window_problems(got: Counter, words: list, c: int, centers: range) -> list[str]:
     """What keeps ``got`` from being the pairs of the words at ``centers`` with their
-    neighbours within ``c`` words in ``words`` (empty: it is them).
+    neighbours within ``c`` words in ``words`` (empty: it is them), in words that name the
+    property, not the pairs or the count.
 
     Two properties: every pair (a, b) occurs as often as an a at one of the centers stands
     within c words of a b, and there are as many pairs as the windows hold. Together they
@@ -60,16 +62,22 @@ def _window_problems(got: Counter, words: list, c: int, centers: range) -> list[
     where: dict = {}
     for position, word in enumerate(words):
         where.setdefault(word, []).append(position)
-    problems = []
+    too_often = too_rarely = False
     for (a, b), count in got.items():
         near = sum(0 < abs(s - t) <= c for s in where.get(a, ()) if s in centers
                    for t in where.get(b, ()))
-        if count != near:
-            problems.append(f"({a!r}, {b!r}) occurs {count} time(s) in your pairs, and {near} "
-                            f"time(s) a {a!r} has a {b!r} within {c} words of it")
+        too_often |= count > near
+        too_rarely |= count < near
+    problems = []
+    if too_often:
+        problems.append(f"some of your pairs are not within c = {c} words of each other in "
+                        "the text (or occur more often than they are)")
+    if too_rarely:
+        problems.append("some pairs occur less often than their words stand within c of "
+                        "each other")
     total = sum(min(c, t) + min(c, len(words) - 1 - t) for t in centers)
     if sum(got.values()) != total:
-        problems.append(f"the windows hold {total} pairs; you have {sum(got.values())}")
+        problems.append("the number of your pairs is not the number the windows hold")
     return problems
 
 
@@ -106,10 +114,11 @@ def check_window_pairs(actual, words, c: int, expected=None, name: str = "window
             raise AssertionError(f"{name} is not right: {message}.")
     if expected is not None:
         right = _as_pairs(expected, "expected")
-        missing, extra = list((right - got).elements()), list((got - right).elements())
-        problems = [f"missing: {missing[:6]}", f"unexpected: {extra[:6]}"]
+        problems = [what for what, there in (("some pairs are missing", right - got),
+                                             ("some pairs should not be there", got - right))
+                    if there]
     raise AssertionError(f"{name} is not right for c = {c} on {words}:\n  "
-                         + "\n  ".join(problems[:6]))
+                         + "\n  ".join(problems))
 
 
 def _context(ids: torch.Tensor, t: int, c: int) -> torch.Tensor:
@@ -139,8 +148,8 @@ def check_window_loss(actual, W, ids, t: int, c: int, name: str = "window_loss")
     mistakes = {
         "the log-sum-exp (the softmax's denominator) is missing: look at what P(b|a) divides "
         "by (Key Equation 16)": right - len(context) * torch.logsumexp(W @ W[a], 0),
-        "the log-sum-exp is counted once for the whole window: each context word's "
-        "-log P(b|a) has its own (count the terms of your derivation)":
+        "the log-sum-exp (the softmax's denominator) appears the wrong number of times: "
+        "count the terms of your derivation":
             right - (len(context) - 1) * torch.logsumexp(W @ W[a], 0),
         "it includes j = 0, the center word predicting itself": _cross_entropy(
             W, a, torch.cat([context, ids[t : t + 1]])),
@@ -197,16 +206,15 @@ def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_s
     mistakes = {
         "the sign is flipped: dL_t/dW is expected minus observed, not observed minus "
         "expected": -right,
-        "the expected term is missing: besides the observed words, every word i contributes "
-        "what the model expects of it (the softmax's denominator has a gradient too)":
+        "the expected term is missing: the softmax's denominator has a gradient too":
             _autograd(W, a, context, normalised=False),
-        "only the center row is there: every word i is also a context (output) vector, so "
-        "all N rows change": _autograd(W, a, context, as_context=False),
+        "rows other than the center's are missing: look at your derivative with respect to "
+        "the output vectors": _autograd(W, a, context, as_context=False),
         "the center row's own part is missing: the center word's vector v_a is also in every "
         "score v_a.v_i, so row a gets its part as the center too": _autograd(
             W, a, context, as_center=False),
-        "row a holds only its part as the center: with one matrix the center word's vector "
-        "is also a context (output) vector, so its two parts ADD (+=, not =)": overwritten,
+        "row a's two parts are not both there: with one matrix the center word's vector is "
+        "also an output vector (look at how row a gets its part as the center)": overwritten,
         "it is averaged over the context words; L_t is their sum": right / len(context),
     }
     scale = 1e-4 * max(1.0, float(right.abs().max()))

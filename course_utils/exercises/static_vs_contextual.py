@@ -1,18 +1,37 @@
 """The exercises of 01_static_vs_contextual: one record each (``course_utils.exercises``)."""
 
-from course_utils.exercises.allowance import ATTENTION, DEFAULT, ELEMENTARY, NO_SOFTMAX, Allowance
+from course_utils.exercises.allowance import (
+    ATTENTION,
+    C_MODULES,
+    ELEMENTARY,
+    NO_SOFTMAX,
+    PLAIN,
+    TORCH,
+    Allowance,
+)
 from course_utils.exercises.record import Exercise
 
 NOTEBOOK = "01_static_vs_contextual"
+
+# torch's products of two vectors or matrices: each gives dot products, and with them cosines
+PRODUCTS = frozenset("""
+matmul mm bmm mv dot vdot inner outer ger einsum tensordot kron addmm addmv addbmm baddbmm
+__matmul__ __rmatmul__ vecdot cov corrcoef
+""".split())
+DISTANCES_ONLY = ("plain Python (math, collections, itertools...) and torch's elementary tensor "
+                  "operations but none of their products (@, matmul, dot, einsum...), and "
+                  "torch.cdist")
 
 EXERCISES = (
     Exercise("embed", NOTEBOOK, points=1, check="check_lookup"),
     Exercise("cosine_matrix", NOTEBOOK, points=2, check="check_cosine_matrix"),
     # finds the cosine order with a distance search: torch's distances allowed, every cosine
-    # function refused (the step from distances to cosines is the exercise)
+    # function and every product of two vectors refused (the step from distances to cosines
+    # is the exercise); NumPy, whose products no guard watches, is left out
     Exercise("nearest_words", NOTEBOOK, points=2, check="check_neighbours",
-             allowance=Allowance(says=DEFAULT.says + ", and torch.cdist",
-                                 torch_ops=ELEMENTARY | {"cdist"}),
+             allowance=Allowance(says=DISTANCES_ONLY, modules=PLAIN + TORCH,
+                                 c_modules=tuple(m for m in C_MODULES if m != "numpy"),
+                                 torch_ops=(ELEMENTARY - PRODUCTS) | {"cdist"}),
              twins=("notebook.cosine_matrix",),
              torch_twins=("cosine_similarity",)),
     # derives a softmax whose exponentials cannot overflow: torch's softmax functions, which

@@ -89,6 +89,17 @@ def updated_embeddings(E, Q, V):
     return torch.softmax((Q @ E.T).masked_fill(later, float("-inf")), dim=-1) @ V
 """
 
+# Exercise 3's cosines by dot products of the unit rows, which its text refuses (it asks for
+# the cosine order from distances alone).
+COSINES_BY_PRODUCTS = """
+def nearest_words(word, vocabulary, vectors, k):
+    me = vocabulary.index(word)
+    unit = vectors / vectors.norm(dim=1, keepdim=True)
+    similarity = unit @ unit[me]
+    similarity[me] = float("-inf")
+    return [vocabulary[n] for n in similarity.argsort(descending=True)[:k].tolist()]
+"""
+
 # Every exercise answered by a library function its text refuses (one import in the answer
 # cell, one in the function): each loses its points.
 TWIN_EMBED = """
@@ -182,6 +193,7 @@ WRONG = {
     "calls_the_library_row_by_row": {"nearest_words": TWIN_NEAREST_TORCH,
                                      "updated_embeddings": TWIN_BUILD_ROWS},
     "own_cosines_for_the_neighbours": {"nearest_words": OWN_COSINES},
+    "cosines_by_products": {"nearest_words": COSINES_BY_PRODUCTS},
 }
 
 # Right answers written another way: each must get every point.
@@ -234,8 +246,9 @@ def updated_embeddings(E, Q, V):
 """,
 }
 
-# torch's one_hot; numpy with a double loop; argsort descending; an update written into
-# the input in place; a softmax over the masked scores with −1e9 instead of −∞, in numpy.
+# torch's one_hot; numpy with a double loop; squared distances summed by hand (exercise 3
+# refuses NumPy); an update written into the input in place; a softmax over the masked
+# scores with −1e9 instead of −∞, in numpy.
 NUMPY_AND_ONE_HOT = {
     "embed": """
 def embed(weight_t, n):
@@ -255,14 +268,12 @@ def cosine_matrix(a, b):
     return result
 """,
     "nearest_words": """
-import numpy as np
-
-
 def nearest_words(word, vocabulary, vectors, k):
-    rows = vectors.detach().cpu().numpy().astype(np.float64)
-    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-    squared = ((unit - unit[vocabulary.index(word)]) ** 2).sum(axis=1)   # 2 - 2 cos
-    return [vocabulary[n] for n in np.argsort(squared, kind="stable") if vocabulary[n] != word][:k]
+    rows = vectors.detach().cpu().double()
+    unit = rows / (rows**2).sum(dim=1, keepdim=True).sqrt()
+    squared = ((unit - unit[vocabulary.index(word)]) ** 2).sum(dim=1)   # 2 - 2 cos
+    order = squared.argsort(stable=True).tolist()
+    return [vocabulary[n] for n in order if vocabulary[n] != word][:k]
 """,
     "updated_embedding": """
 import math

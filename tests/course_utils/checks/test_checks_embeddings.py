@@ -66,6 +66,17 @@ def whole_update(scale=1.0, mask=True, residual=True, dim=-1, scores=None):
     return E + delta if residual else delta
 
 
+ZERO_COLUMN_A = torch.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+ZERO_COLUMN_B = torch.tensor([[3.0, 0.0], [-1.0, 0.0]])
+
+
+def literal_softmax(scores):
+    """The causal softmax of (6, 6) scores as displayed: e^s over the sum, nothing against
+    overflow."""
+    exps = torch.exp(scores).masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), 0.0)
+    return exps / exps.sum(dim=-1, keepdim=True)
+
+
 RIGHT_UPDATE = F.scaled_dot_product_attention(Q, E, V, is_causal=True, scale=1.0) + E
 
 
@@ -110,6 +121,15 @@ MISTAKES = {
     "softmax_axis": lambda: checks.check_updated_embeddings(whole_update(dim=0), E, Q, V),
     "scaled": lambda: checks.check_updated_embeddings(whole_update(scale=0.5), E, Q, V),
     "transposed": lambda: checks.check_updated_embeddings(whole_update(scores=E @ Q.T), E, Q, V),
+    # exercise 2's draft (the lengths of the columns) on rows of b with a column of zeros: 0/0
+    "zero_length": lambda: checks.check_cosine_matrix(
+        ZERO_COLUMN_A / ZERO_COLUMN_A.norm(dim=0) @ (ZERO_COLUMN_B / ZERO_COLUMN_B.norm(dim=0)).T,
+        ZERO_COLUMN_A, ZERO_COLUMN_B,
+    ),
+    # the whole sentence's softmax computed as written, with queries 1000 times longer
+    "not_finite_update": lambda: checks.check_updated_embeddings(
+        E + literal_softmax(1000 * Q @ E.T) @ V, E, 1000 * Q, V
+    ),
 }
 
 
