@@ -64,8 +64,8 @@ PRETRAINING_MISTAKES = {
     "encoder_no_positions": "your encoder cannot tell where a word is: the window read "
     "backwards gives the same scores, backwards. Look at what H_0 adds to the token rows",
     "encoder_one_word": "on windows of one word, where an encoder and a GPT read the same, "
-    "your scores differ from those of the GPT whose weights `model` holds. Its input H_0 is "
-    "the GPT's: look at how TinyGPT builds it (notebook 06, exercise 6, decision 1)",
+    "your scores differ from those of the GPT whose weights `model` holds: on one word only "
+    "the input H_0, the blocks and the output differ, so compare your H_0 with the exercise's",
     "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
     "feed-forward layer) has a bias vector as long as its output",
     "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "

@@ -11,7 +11,7 @@ end score (Hugging Face's ``BertForQuestionAnswering`` calls it ``qa_outputs``):
     [start_scores, end_scores] = H W + b          W: (384, 2), b: (2,)
 
 and ``answer_questions`` decodes the answer, a span of whole words of the passage, with a
-span decoder it is given (notebook 09's exercise 3, ``best_span``): a word's start score is
+span decoder it is given (notebook 09's exercise 4, ``best_span``): a word's start score is
 its first piece's, its end score its last piece's, so an answer never starts or ends inside
 a word ("sl" of "sleet").
 Fine-tuning minimises the mean of the two cross-entropies, −log softmax(start)[s*] and
@@ -253,7 +253,7 @@ def answer_questions(model: SpanQA, tokenizer, questions: list[str], passages: l
                      best_span, max_words: int = 4) -> list[dict]:
     """The answer to each question: a span of at most ``max_words`` whole words of its passage.
 
-    ``best_span(word_start, word_end, max_words)`` (notebook 09's exercise 3) picks the span
+    ``best_span(word_start, word_end, max_words)`` (notebook 09's exercise 4) picks the span
     (s, e) of words from their scores (``word_scores``: a word starts where its first piece
     does and ends where its last piece does), so that no answer is cut inside a word.
 
