@@ -21,7 +21,7 @@ EXERCISES = (
                     "sklearn.gaussian_process.kernels.*")),
     # the variance of one entry of ZZᵀ, derived: compared with SciPy's integration of its
     # definition (course_utils.checks.feature_statistics), never with a formula
-    Exercise("offset_variance", NOTEBOOK, points=2, check="check_offset_variance",
+    Exercise("offset_variance", NOTEBOOK, points=3, check="check_offset_variance",
              twins=("course_utils.checks.feature_statistics._moments",
                     "scipy.integrate._quad_vec.quad_vec",
                     "scipy.integrate._quadpack_py.quad")),
@@ -33,7 +33,7 @@ EXERCISES = (
                  modules=DEFAULT.modules + ("scipy.stats", "scipy._lib"),
                  c_modules=DEFAULT.c_modules + ("scipy",)),
              compare=Compare(distribution=True)),  # random draws: any sampler of the law
-    Exercise("cos_sin_variance", NOTEBOOK, points=3, check="check_cos_sin_variance",
+    Exercise("cos_sin_variance", NOTEBOOK, points=2, check="check_cos_sin_variance",
              twins=("course_utils.checks.feature_statistics._moments",
                     "scipy.integrate._quad_vec.quad_vec",
                     "scipy.integrate._quadpack_py.quad")),
