@@ -1,5 +1,5 @@
 """Diagnostic checks for notebook 08 on the statistics of random features: the frequencies of
-the Laplacian kernel (a random answer) and the variance of the [cos, sin] features.
+the Laplacian kernel (a random answer) and the variances of the offset and [cos, sin] features.
 
 A random answer is checked statistically: its empirical characteristic function must lie
 within a few standard errors of the kernel, measured on the sample itself. A variance the
@@ -17,7 +17,7 @@ from .core import check_close
 from .guards import checked_plainly
 from .random_features import RF_MISTAKES, _array
 
-__all__ = ["check_cos_sin_variance", "check_laplacian_frequencies"]
+__all__ = ["check_cos_sin_variance", "check_laplacian_frequencies", "check_offset_variance"]
 
 
 # -- the Laplacian kernel's frequencies --------------------------------------------------------
@@ -110,7 +110,7 @@ def check_laplacian_frequencies(actual, d: int, r: int, gamma: float, rng=None,
         f"the mean of cos(wᵀδ) is {cos_mean[at_cos]:.3f}; exp(−γ‖δ‖₁) = {k[at_cos]:.3f}).")
 
 
-# -- the variance of the [cos, sin] features ------------------------------------------------
+# -- the variances of the offset and [cos, sin] features -----------------------------------
 
 
 def _moments(k: np.ndarray) -> dict[str, np.ndarray]:
@@ -142,6 +142,40 @@ def _moments(k: np.ndarray) -> dict[str, np.ndarray]:
             "offset_second": values[3 * n:4 * n], "second_far": values[4 * n]}
 
 
+def _moments_at(k: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`_moments` at every entry of k, each moment of k's shape (the far pair's a number)."""
+    unique, where = np.unique(k, return_inverse=True)
+    return {key: value[where].reshape(k.shape) if np.ndim(value) else value
+            for key, value in _moments(unique.ravel()).items()}
+
+
+@checked_plainly
+def check_offset_variance(actual, k, r: int, name="offset_variance") -> None:
+    """Fail unless ``actual`` is Var[z(x)ᵀz(y)] of R offset features √(2/R) cos(wᵀx + b) of the
+    Gaussian kernel at each kernel value k, elementwise (the values are not revealed).
+
+    z(x)ᵀz(y) is the mean of R independent terms 2 cos(wᵀx + b) cos(wᵀy + b), so its variance
+    is that of one term over R, E[term²] − k², E[term²] integrated numerically over w and b
+    (:func:`_moments`). The tolerance is 1e-4 of 1/R.
+    """
+    k = _array(k, "k").astype(np.float64)
+    moments = _moments_at(k)
+    mean_squared = moments["mean"] ** 2
+    one = moments["offset_second"] - mean_squared          # Var of one feature's term
+    expected = one / r
+    leftover = one - (moments["second"] - mean_squared)    # what the leftover term adds
+    mistakes = {
+        RF_MISTAKES["offset_no_leftover"]: (moments["second"] - mean_squared) / r,
+        RF_MISTAKES["offset_one_feature"]: one,
+        RF_MISTAKES["k2_is_k_squared"]:
+            (moments["second_shrunk"] + leftover - mean_squared) / r,
+        RF_MISTAKES["no_mean_squared"]: moments["offset_second"] / r,
+        RF_MISTAKES["cos2_half"]: (moments["second_far"] + leftover - mean_squared) / r,
+        RF_MISTAKES["standard_deviation"]: np.sqrt(np.maximum(expected, 0)),
+    }
+    check_close(actual, expected, name, atol=1e-4 / r, mistakes=mistakes, reveal=False)
+
+
 @checked_plainly
 def check_cos_sin_variance(actual, k, r: int, name="cos_sin_variance") -> None:
     """Fail unless ``actual`` is Var[z(x)ᵀz(y)] of R [cos, sin] features of the Gaussian kernel
@@ -152,9 +186,7 @@ def check_cos_sin_variance(actual, k, r: int, name="cos_sin_variance") -> None:
     numerically (:func:`_moments`). The tolerance is 1e-4 of the largest possible variance, 1/R.
     """
     k = _array(k, "k").astype(np.float64)
-    unique, where = np.unique(k, return_inverse=True)
-    moments = {key: value[where].reshape(k.shape) if np.ndim(value) else value
-               for key, value in _moments(unique.ravel()).items()}
+    moments = _moments_at(k)
     mean_squared = moments["mean"] ** 2
     one = moments["second"] - mean_squared                # Var cos(wᵀδ): one frequency's term
     expected = one / (r / 2)

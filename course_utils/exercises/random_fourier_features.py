@@ -19,16 +19,12 @@ EXERCISES = (
              twins=("sklearn.kernel_approximation.RBFSampler.transform",
                     "sklearn.kernel_approximation.*",
                     "sklearn.gaussian_process.kernels.*")),
-    # the least-squares line by hand: NumPy's fitting routines, which return the slope in one
-    # call, are refused
-    Exercise("error_slope", NOTEBOOK, points=2, check="check_error_slope",
-             allowance=Allowance(
-                 says=DEFAULT.says + ", but not NumPy's fitting routines (np.polyfit, "
-                                     "np.linalg.lstsq, np.polynomial)",
-                 never=DEFAULT.never + ("numpy.lib._polynomial_impl", "numpy.polynomial",
-                                        "numpy.linalg._linalg.lstsq")),
-             twins=("numpy.lib._polynomial_impl.polyfit",
-                    "scipy.stats._stats_py.linregress")),
+    # the variance of one entry of ZZᵀ, derived: compared with SciPy's integration of its
+    # definition (course_utils.checks.feature_statistics), never with a formula
+    Exercise("offset_variance", NOTEBOOK, points=3, check="check_offset_variance",
+             twins=("course_utils.checks.feature_statistics._moments",
+                    "scipy.integrate._quad_vec.quad_vec",
+                    "scipy.integrate._quadpack_py.quad")),
     # any exact sampler, SciPy's distributions too: deriving the law of the frequencies is the
     # exercise
     Exercise("laplacian_frequencies", NOTEBOOK, points=3, check="check_laplacian_frequencies",
@@ -37,7 +33,7 @@ EXERCISES = (
                  modules=DEFAULT.modules + ("scipy.stats", "scipy._lib"),
                  c_modules=DEFAULT.c_modules + ("scipy",)),
              compare=Compare(distribution=True)),  # random draws: any sampler of the law
-    Exercise("cos_sin_variance", NOTEBOOK, points=3, check="check_cos_sin_variance",
+    Exercise("cos_sin_variance", NOTEBOOK, points=2, check="check_cos_sin_variance",
              twins=("course_utils.checks.feature_statistics._moments",
                     "scipy.integrate._quad_vec.quad_vec",
                     "scipy.integrate._quadpack_py.quad")),

@@ -23,14 +23,12 @@ def ard_features(X, W, b, lengthscales, height):
 """
 
 
-def slope_with(x="np.log(np.asarray(Rs, dtype=float))",
-               y="np.log(np.asarray(errors, dtype=float))"):
-    """An error_slope answer: the least-squares slope of ``y`` against ``x``, by hand."""
+def offset_with(body):
+    """An offset_variance answer returning ``body``."""
     return f"""
-def error_slope(Rs, errors):
-    x, y = {x}, {y}
-    x_centred = x - x.mean()
-    return (x_centred * (y - y.mean())).sum() / (x_centred**2).sum()
+def offset_variance(k, R):
+    k = np.asarray(k, dtype=float)
+    return {body}
 """
 
 
@@ -75,9 +73,13 @@ def ard_features(X, W, b, lengthscales, height):
     return np.sqrt(height) * sampler.transform(X / lengthscales)
 """
 
-TWIN_SLOPE = """
-def error_slope(Rs, errors):
-    return np.polyfit(np.log(Rs), np.log(errors), 1)[0]
+TWIN_OFFSET = """
+from course_utils.checks.feature_statistics import _moments
+
+def offset_variance(k, R):
+    k = np.asarray(k, dtype=float)
+    moments = _moments(k.ravel())
+    return ((moments["offset_second"] - moments["mean"] ** 2) / R).reshape(k.shape)
 """
 
 # exp(wᵀx − ‖x‖²/2) = exp(−‖x − w‖²/2) exp(‖w‖²/2): scikit-learn's Gaussian kernel of x and w,
@@ -103,7 +105,7 @@ WRONG = {
         "gaussian_kernel": kernel_with("squared / (2 * sigma**2)"),  # no minus sign
         "ard_features": features_with(  # no offsets
             "np.sqrt(2 * height / R) * np.cos((X / lengthscales) @ W)"),
-        "error_slope": slope_with(x="np.asarray(Rs, dtype=float)"),  # semi-log
+        "offset_variance": offset_with("((1 + k**4) / 2 - k**2) / R"),  # (13): no leftover
         "laplacian_frequencies": frequencies_with("gamma * rng.normal(size=(D, R))"),  # normal w
         "cos_sin_variance": variance_with("(1 - k**2) / R"),  # k(2δ) taken as k(δ)²
         "positive_features": positive_with(shift="0"),  # no -‖x‖²/2
@@ -112,8 +114,7 @@ WRONG = {
         "gaussian_kernel": kernel_with("-squared / sigma**2"),  # no ½
         "ard_features": features_with(  # the frequencies multiplied by ℓ, not divided
             "np.sqrt(2 * height / R) * np.cos((X * lengthscales) @ W + b)"),
-        "error_slope": slope_with(x="np.log(np.asarray(errors, dtype=float))",  # axes swapped
-                                  y="np.log(np.asarray(Rs, dtype=float))"),
+        "offset_variance": offset_with("1 + k**4 / 2 - k**2"),  # one feature's term, not / R
         "laplacian_frequencies": frequencies_with("rng.laplace(scale=gamma, size=(D, R))"),
         "cos_sin_variance": variance_with("(1 + k**4 / 2 - k**2) / R"),  # offset features
         "positive_features": positive_with(scale="W.shape[1]"),  # / R
@@ -121,7 +122,7 @@ WRONG = {
     "calls_the_library": {
         "gaussian_kernel": TWIN_KERNEL,
         "ard_features": TWIN_FEATURES,
-        "error_slope": TWIN_SLOPE,
+        "offset_variance": TWIN_OFFSET,
         "laplacian_frequencies": frequencies_with(  # the multivariate Cauchy: one shared scale
             "gamma * rng.normal(size=(D, R)) / np.abs(rng.normal(size=(1, R)))"),
         "cos_sin_variance": TWIN_VARIANCE,
@@ -147,12 +148,13 @@ def ard_features(X, W, b, lengthscales, height):
     return rows                                          # a list of rows
 """
 
-FORMULA_SLOPE = """
-def error_slope(Rs, errors):
-    u = [math.log10(r) for r in Rs]                      # base 10: the same slope
-    v = [math.log10(e) for e in errors]
-    u_bar, v_bar = sum(u) / len(u), sum(v) / len(v)
-    return sum((a - u_bar) * (c - v_bar) for a, c in zip(u, v)) / sum((a - u_bar) ** 2 for a in u)
+LOOP_OFFSET = """
+def offset_variance(k, R):
+    out = []
+    for value in np.ravel(k):                            # one pair at a time
+        cosine = (1 + value**4) / 2 - value**2           # Var cos(wᵀδ)
+        out.append((cosine + 0.5) / R)                   # the leftover term: mean 0, E[·²] = ½
+    return np.reshape(out, np.shape(k)).tolist()         # a list is fine
 """
 
 TORCH_POSITIVE = """
@@ -178,11 +180,10 @@ def ard_features(X, W, b, lengthscales, height):
     return (2 * height / w.shape[1]) ** 0.5 * torch.cos(angles)
 """
 
-NORMAL_EQUATIONS_SLOPE = """
-def error_slope(Rs, errors):
-    A = np.stack([np.log(Rs), np.ones(len(Rs))], axis=1)
-    coefficients = np.linalg.solve(A.T @ A, A.T @ np.log(errors))   # the normal equations
-    return coefficients[:1]                              # a one-element array
+TORCH_OFFSET = """
+def offset_variance(k, R):
+    k = torch.as_tensor(np.asarray(k), dtype=torch.float32)
+    return (1 - k.square() + k.pow(4) / 2) / R           # a float32 tensor is fine
 """
 
 LOOP_POSITIVE = """
@@ -227,7 +228,7 @@ CORRECT = {
     "torch_loops_lists": {
         "gaussian_kernel": TORCH_KERNEL,
         "ard_features": LOOP_FEATURES,
-        "error_slope": FORMULA_SLOPE,
+        "offset_variance": LOOP_OFFSET,
         "laplacian_frequencies": INVERSE_CDF_FREQUENCIES,
         "cos_sin_variance": LOOP_VARIANCE,
         "positive_features": TORCH_POSITIVE,
@@ -235,7 +236,7 @@ CORRECT = {
     "expanded_float32_normal_equations": {
         "gaussian_kernel": EXPANDED_KERNEL,
         "ard_features": TORCH_FEATURES,
-        "error_slope": NORMAL_EQUATIONS_SLOPE,
+        "offset_variance": TORCH_OFFSET,
         "laplacian_frequencies": SCIPY_FREQUENCIES,
         "cos_sin_variance": TORCH_VARIANCE,
         "positive_features": LOOP_POSITIVE,
@@ -261,14 +262,14 @@ def ard_features(X, W, b, lengthscales, height):
     X[...] = 0                       # X is used up
     return Z
 """,
-    "error_slope": """
-def error_slope(Rs, errors):
-    log_r, log_e = np.log(np.asarray(Rs, dtype=float)), np.log(np.asarray(errors, dtype=float))
-    log_r -= log_r.mean()            # centred in place
-    log_e -= log_e.mean()
-    slope = (log_r * log_e).sum() / (log_r * log_r).sum()
-    Rs[0] = Rs[-1]                   # the inputs are used up
-    return slope
+    "offset_variance": """
+def offset_variance(k, R):
+    fourth = k**4
+    k **= 2                          # k², in place
+    k *= -1
+    k += 1 + fourth / 2
+    k /= R
+    return k
 """,
     "laplacian_frequencies": """
 def laplacian_frequencies(D, R, gamma, rng):
@@ -328,32 +329,22 @@ def cos_sin_variance(k, R):
     },
 }
 
-# NumPy's fitting routines, which the exercise's allowance refuses (deriving the slope is the
-# exercise): a polynomial fit of degree 1, least squares, and the Polynomial class
-CHEAT.update({
-    "numpy_fits_the_line": {
-        "error_slope": Cheat("""
-def error_slope(Rs, errors):
-    return np.polyfit(np.log(Rs), np.log(errors), 1)[0]
-""", zero=True),
-    },
-    "numpy_least_squares": {
-        "error_slope": Cheat("""
-def error_slope(Rs, errors):
-    A = np.stack([np.log(Rs), np.ones(len(Rs))], axis=1)
-    return np.linalg.lstsq(A, np.log(errors), rcond=None)[0][:1]
-""", zero=True),
-    },
-    "numpy_polynomial_class": {
-        "error_slope": Cheat("""
-from numpy.polynomial import Polynomial
+# the variance by numerical integration of its definition: SciPy's quad, a twin (the check's
+# own oracle)
+CHEAT["integrates_the_definition"] = {
+    "offset_variance": Cheat("""
+from scipy import integrate, stats
 
 
-def error_slope(Rs, errors):
-    return Polynomial.fit(np.log(Rs), np.log(errors), 1).convert().coef[1]
+def offset_variance(k, R):
+    def one(value):
+        delta = np.sqrt(-2 * np.log(max(value, 1e-300)))
+        second = integrate.quad(lambda w: stats.norm.pdf(w) * (0.5 + np.cos(w * delta) ** 2),
+                                -np.inf, np.inf)[0]
+        return (second - value**2) / R
+    return np.vectorize(one)(np.asarray(k, dtype=float))
 """, zero=True),
-    },
-})
+}
 
 # --- cheats through doors the twin list does not watch (each family: another process,
 # another library, a fresh copy, the check's reference replaced, a failure silenced) ---------
@@ -372,16 +363,6 @@ def gaussian_kernel(X, Y, sigma):
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         job = pool.submit(rbf_kernel, np.asarray(X), np.asarray(Y), gamma=1 / (2 * sigma**2))
         return job.result()
-""", zero=True),
-        # NumPy's polyfit rebuilt from its code object
-        "error_slope": Cheat("""
-import types
-
-_copy = types.FunctionType(np.polyfit.__code__, np.polyfit.__globals__)
-
-
-def error_slope(Rs, errors):
-    return _copy(np.log(Rs), np.log(errors), 1)[0]
 """, zero=True),
     },
     # scikit-learn's squared distances, which no twin pattern names
@@ -469,21 +450,11 @@ def ard_features(X, W, b, lengthscales, height):
 """,
 }
 
-# --- cheats on the allowlist itself: a routine that fits the line in one call, the twin
-# table edited, the library's op in a thread a logging listener starts --------------------------
+# --- cheats on the allowlist itself: the twin table edited, the library's op in a thread a
+# logging listener starts --------------------------------------------------------------------
 
 CHEAT.update({
     "tables_statistics_and_listeners": {
-        # statistics is allowed by function: linear_regression, which fits the line, is not
-        "error_slope": Cheat("""
-import math
-import statistics
-
-
-def error_slope(Rs, errors):
-    x, y = [math.log(r) for r in Rs], [math.log(e) for e in errors]
-    return statistics.linear_regression(x, y).slope
-""", zero=True),
         # the twin table edited so that scikit-learn's kernel is no twin any more
         "gaussian_kernel": Cheat("""
 from sklearn.metrics.pairwise import rbf_kernel

@@ -384,21 +384,21 @@ def test_an_answer_may_import_what_it_may_use_and_nothing_else():
         graded(answer, X)
 
 
-def test_error_slope_may_not_call_the_routine_that_fits_the_line():
-    """statistics is allowed by function, not as a whole: linear_regression answers 08's
-    error_slope in one call."""
-    source = ("def error_slope(Rs, errors):\n"
+def test_statistics_is_allowed_by_function_not_as_a_whole():
+    """statistics is allowed by function: linear_regression, which fits a least-squares line
+    in one call, is not (checked under 08's offset_variance, a plain allowance)."""
+    source = ("def fit(Rs, errors):\n"
               "    x, y = [math.log(r) for r in Rs], [math.log(e) for e in errors]\n"
               "    return statistics.linear_regression(x, y).slope\n")
-    error_slope = answer_from(source, "error_slope")
+    fit = answer_from(source, "fit")
     with pytest.raises(NotAllowed, match="statistics.linear_regression is not yours"):
-        checks.own_work(error_slope, "error_slope")([10, 100, 1000], [0.1, 0.03, 0.01])
-    honest = answer_from("def error_slope(Rs, errors):\n"
+        checks.own_work(fit, "offset_variance")([10, 100, 1000], [0.1, 0.03, 0.01])
+    honest = answer_from("def fit(Rs, errors):\n"
                          "    x, y = [math.log(r) for r in Rs], [math.log(e) for e in errors]\n"
                          "    cx, cy = statistics.fmean(x), statistics.fmean(y)\n"
                          "    return sum((a - cx) * (b - cy) for a, b in zip(x, y)) / "
-                         "sum((a - cx) ** 2 for a in x)\n", "error_slope")
-    assert checks.own_work(honest, "error_slope")([10, 100], [0.1, 0.01]) == pytest.approx(-1)
+                         "sum((a - cx) ** 2 for a in x)\n", "fit")
+    assert checks.own_work(honest, "offset_variance")([10, 100], [0.1, 0.01]) == pytest.approx(-1)
 
 
 # --- the guard's own state: out of a notebook's reach --------------------------------------

@@ -178,27 +178,33 @@ def test_a_right_separation_passes_as_float_tensor_array_and_float32():
 def test_the_line_of_section_5_is_separated_by_a_fifth():
     line = torch.linspace(0, 1, 11, dtype=torch.float64)[:, None]
     checks.check_separation(0.2, line, line + 3)
-    with raises("separation_inverted"):
+    with raises("separation_not_smallest"):
         checks.check_separation(5.0, line, line + 3)
 
 
-def test_separation_mistakes_are_named():
+def test_separation_mistakes_name_the_property_not_the_pair():
+    """Each slip is told which property fails (a pair breaks δ, or a smaller δ holds), never
+    which query or key decides δ: the messages would spell the answer."""
     q, k = BLOCK_Q.tolist(), BLOCK_K.tolist()
     key_centre = mean_point(k)
 
     def distance(x):
         return math.dist(x, key_centre)
 
+    right = delta_by_pairs(q, k)
     cases = [
-        (delta_by_pairs(q, k, centre=mean_point(q)), "separation_centre"),
-        (1 / delta_by_pairs(q, k), "separation_inverted"),
-        (sum(map(distance, k)) / len(k) / (sum(map(distance, q)) / len(q)), "separation_means"),
-        (max(map(distance, k)) / max(map(distance, q)), "separation_farthest_query"),
-        (delta_by_pairs(q, k) ** 2, "separation_squared"),
+        (1 / right, "separation_not_smallest"),                                # upside down
+        (right**2, "separation_breaks"),                                       # squared (δ < 1)
+        (sum(map(distance, k)) / len(k) / (sum(map(distance, q)) / len(q)),    # the means
+         "separation_breaks"),
+        (max(map(distance, k)) / max(map(distance, q)), "separation_breaks"),  # farthest query
     ]
+    assert right < 1
     for wrong, key in cases:
         with raises(key):
             checks.check_separation(wrong, BLOCK_Q, BLOCK_K)
+    for text in LINEAR_MISTAKES["separation_breaks"], LINEAR_MISTAKES["separation_not_smallest"]:
+        assert not any(word in text for word in ("FARTHEST", "nearest", "mean", "hardest"))
 
 
 def test_an_unknown_separation_is_not_revealed_and_a_vector_is_told():

@@ -60,7 +60,7 @@ def test_an_unmodelled_gaussian_kernel_mistake_names_the_entries_not_the_values(
 def test_no_check_of_a_formula_prints_the_expected_values():
     """An unnamed mistake of every formula exercise: the message says which entries are off."""
     wrong_answers = [
-        lambda: checks.check_error_slope(-0.3, RS, ERRORS),
+        lambda: checks.check_offset_variance(np.full(6, 0.5), K_VALUES, 64),
         lambda: checks.check_positive_features(  # a factor above 1 on some rows, below on others
             np.exp(X @ W - (X**2).sum(1, keepdims=True) / 2) / np.sqrt(W.shape[1])
             * np.where(np.arange(len(X)) % 2 == 0, 1.3, 0.7)[:, None], X, W),
@@ -162,40 +162,6 @@ def test_one_call_is_checked_alone_the_rows_order_left_to_a_second_call():
 def test_features_of_the_wrong_shape_are_told_so():
     with pytest.raises(AssertionError, match=r"shape \(5, 20000\)"):
         checks.check_ard_features(features().T, features(), X, W_ARD, B_ARD, LENGTHSCALES, HEIGHT)
-
-
-# -- the slope --------------------------------------------------------------------------------
-
-RS = np.array([1, 4, 16, 64, 256, 1024])
-ERRORS = 2.0 * RS**-0.5 * np.exp(RNG.normal(0, 0.15, size=len(RS)))
-
-
-def test_a_right_slope_passes_in_every_form():
-    slope = np.polyfit(np.log10(RS), np.log10(ERRORS), 1)[0]  # another base: same slope
-    checks.check_error_slope(slope, RS, ERRORS)
-    checks.check_error_slope(np.float32(slope), RS.tolist(), ERRORS.tolist())
-    checks.check_error_slope(np.array([slope]), RS, ERRORS)
-    checks.check_error_slope(torch.tensor(slope), torch.from_numpy(RS), ERRORS)
-
-
-def fitted(x, y):
-    return np.polyfit(x, y, 1)[0]
-
-
-@pytest.mark.parametrize("wrong, key", [
-    (fitted(RS, np.log(ERRORS)), "semilog"),
-    (fitted(np.log(RS), ERRORS), "linear_errors"),
-    (fitted(np.log(ERRORS), np.log(RS)), "swapped"),
-    ((np.log(ERRORS[-1]) - np.log(ERRORS[0])) / (np.log(RS[-1]) - np.log(RS[0])), "endpoints"),
-])
-def test_slope_mistakes_are_named(wrong, key):
-    with raises(key):
-        checks.check_error_slope(wrong, RS, ERRORS)
-
-
-def test_a_slope_that_is_not_one_number_is_told_so():
-    with pytest.raises(AssertionError, match="one number"):
-        checks.check_error_slope(np.polyfit(np.log(RS), np.log(ERRORS), 1), RS, ERRORS)
 
 
 # -- positive random features -----------------------------------------------------------------
@@ -326,7 +292,7 @@ def test_laplacian_frequency_mistakes_are_named(wrong, key):
                                            4, 20_000, 0.3)
 
 
-# -- the variance of the [cos, sin] features ---------------------------------------------------
+# -- the variances of the offset and [cos, sin] features -------------------------------
 
 K_VALUES = np.array([0.0, 0.2, 0.5, 0.8, 0.95, 1.0])
 
@@ -347,6 +313,41 @@ def test_the_cos_sin_variance_by_hand_and_by_monte_carlo():
     checks.check_cos_sin_variance(((1 - K_VALUES**2) ** 2 / 64).astype(np.float32), K_VALUES, 64)
     checks.check_cos_sin_variance(torch.tensor((1 - K_VALUES**2) ** 2 / 64).tolist(),
                                   K_VALUES, 64)
+
+
+def one_offset_feature(k):
+    return 1 + k**4 / 2 - k**2
+
+
+def test_the_offset_variance_by_hand_and_by_monte_carlo():
+    # by hand: far pairs (k = 0) have variance 1/R (the cosine's ½ and the leftover's ½),
+    # the diagonal (k = 1) ½/R
+    checks.check_offset_variance(np.array([1 / 100, 0.5 / 100]), np.array([0.0, 1.0]), 100)
+    # by Monte Carlo: R = 10 offset features (w ~ N(0, I), b uniform) for x = δ, y = 0
+    rng = np.random.default_rng(4)
+    delta = np.array([0.6, -0.3, 0.2])
+    w, b = rng.normal(size=(200_000, 10, 3)), rng.uniform(0, 2 * np.pi, size=(200_000, 10))
+    estimates = (2 * np.cos(w @ delta + b) * np.cos(b)).mean(axis=1)   # z(x)ᵀz(y)
+    k = np.exp(-delta @ delta / 2)
+    measured = estimates.var()
+    assert abs(measured - one_offset_feature(k) / 10) < 0.02 * measured
+    checks.check_offset_variance((one_offset_feature(K_VALUES) / 64).astype(np.float32),
+                                 K_VALUES, 64)
+    checks.check_offset_variance(torch.tensor(one_offset_feature(K_VALUES) / 64).tolist(),
+                                 K_VALUES, 64)
+
+
+@pytest.mark.parametrize("wrong, key", [
+    ((1 - K_VALUES**2) ** 2 / 128, "offset_no_leftover"),
+    (one_offset_feature(K_VALUES), "offset_one_feature"),
+    ((1 - K_VALUES**2 / 2) / 64, "k2_is_k_squared"),
+    ((1 + K_VALUES**4 / 2) / 64, "no_mean_squared"),
+    ((1 - K_VALUES**2) / 64, "cos2_half"),
+    (np.sqrt(one_offset_feature(K_VALUES) / 64), "standard_deviation"),
+])
+def test_offset_variance_mistakes_are_named(wrong, key):
+    with raises(key):
+        checks.check_offset_variance(wrong, K_VALUES, 64)
 
 
 def one_frequency(k):
