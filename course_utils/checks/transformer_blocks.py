@@ -59,8 +59,7 @@ BLOCK_MISTAKES = {
     "gamma_beta_swapped": "γ and β are swapped: γ (the weight) multiplies, β (the bias) is added",
     "norm_order": "you computed the other arrangement of the layer norms: compare "
     "block.norm_first with the two arrangements of section 3",
-    "no_residual": "the residual connections are missing: each sub-layer's output is added "
-    "to its input (section 3)",
+    "no_residual": "the residual connections are missing: look at section 3's equations",
     "no_attention_residual": "the residual around the self-attention is missing (section 3)",
     "no_ff_residual": "the residual around the feed-forward layer is missing (section 3)",
     "no_activation": "the feed-forward layer has no activation (FF in section 3)",
