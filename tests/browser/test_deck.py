@@ -102,7 +102,7 @@ def test_an_instructor_drives_a_deck_and_its_fragments_from_the_keyboard(page, s
         page.locator("body").focus()
         total_steps = page.locator(STEPS).count()
         total_fragments = page.locator(".reveal .slides .fragment").count()
-        assert total_fragments > 10
+        assert total_fragments > 5   # 04 has 9: enough to walk forwards and back
 
     with steps("walks the deck with the space bar: every step, every fragment, in order"):
         where = page.evaluate(POSITION)
