@@ -49,9 +49,8 @@ PRETRAINING_MISTAKES = {
     "summed": "your loss grows with the number of masked tokens: look at how you combine the "
     "positions' surprises into one number",
     "sign": "your loss has the wrong sign: look at the sign of a log-probability",
-    "mask_scored": "you scored V + 1 tokens: the last is [MASK], which the text never has. "
-    "Decision 3 of exercise 2 asks what [MASK] is to the model at its input, and at its "
-    "output",
+    "mask_scored": "you scored V + 1 tokens, one more than the words of the text: look at "
+    "what the exercise asks the output layer to score",
     "encoder_shape": "the scores are one row of V numbers (one per word) at every position of "
     "every window: (batch, n, V)",
     "encoder_head": "your scores are not the output layer of notebook 06's GPT (each word's "
@@ -60,8 +59,7 @@ PRETRAINING_MISTAKES = {
     "encoder_no_final_norm": "the last hidden states reach the output layer without the final "
     "layer norm (model.norm)",
     "encoder_causal": "your encoder is causal: changing the last word of a window changed no "
-    "earlier position's scores. Decision 1 of exercise 2 asks where the clue to a "
-    "masked word can be",
+    "earlier position's scores. Exercise 2 asks where the clue to a masked word can be",
     "encoder_no_positions": "your encoder cannot tell where a word is: the window read "
     "backwards gives the same scores, backwards. Look at what H_0 adds to the token rows",
     "encoder_one_word": "on windows of one word, where an encoder and a GPT read the same, "
@@ -87,20 +85,19 @@ PRETRAINING_MISTAKES = {
     "not_a_count": "a parameter count is one whole number",
     "not_a_pair": "return a pair (start, end) of two whole numbers",
     "outside": "start and end are positions of the scores: from 0 to len(start_scores) − 1",
-    "end_before_start": "your span ends before it starts: the answer needs s ≤ e",
-    "too_long": "your span is longer than max_length tokens: it needs e − s + 1 ≤ max_length, "
-    "i.e. e < s + max_length",
-    "too_short": "a span exactly max_length tokens long beats yours: e − s + 1 may EQUAL "
-    "max_length (e < s + max_length)",
-    "separate_argmax": "you took the best start and the best end separately; they must be "
-    "chosen together, the best PAIR with s ≤ e < s + max_length",
+    "end_before_start": "your span ends before it starts",
+    "too_long": "your span is longer than max_length tokens",
+    "too_short": "a span exactly max_length tokens long beats yours: count the tokens of "
+    "a span (decision 2 of exercise 4)",
+    "separate_argmax": "you returned the best start and the best end taken separately, which "
+    "here are no span the reader may answer (decision 3 of exercise 4)",
     "from_one": "your positions count from 1; they count from 0, like the scores' indices",
     "swapped": "you returned (end, start); return (start, end)",
     "probabilities": "you multiplied probabilities (softmax of the scores): for a confident "
     "model they underflow to 0 and every span ties. Rank the spans by a number that keeps "
     "the product's order without computing the product (decision 1 of exercise 4)",
-    "not_best": "your span (s, e) is a span (s ≤ e < s + max_length), but the model ranks "
-    "another span above it (decision 1 of exercise 4)",
+    "not_best": "your span is one the reader may answer, but the model ranks another span "
+    "above it (decision 1 of exercise 4)",
 }
 
 

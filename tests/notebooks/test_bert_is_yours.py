@@ -1,12 +1,15 @@
-"""The tiny BERT that notebook 09 pre-trains is built from the notebook's own answer cell.
+"""The tiny BERT and the tiny GPT that notebook 09 trains are built from the notebook's own
+answer cell.
 
-The solution's code cells run, in quick mode, up to the cell that pre-trains the tiny BERT
-(test cells left out: they grade, they build nothing), in one namespace. Then the trained
-model's class must be the notebook's own, its forward pass must be the notebook's
-``encoder_logits`` and agree with PyTorch's own encoder layers holding the same weights
-(the oracle here, which students do not receive), and pre-training again with a broken
-``encoder_logits`` (a causal one) must give other losses, where pre-training again with the
-answer as it is gives the same: what the student writes is what trains.
+The solution's code cells run, in quick mode, up to the cell that trains the tiny GPT (test
+cells left out: they grade, they build nothing), in one namespace. Then each trained model's
+class must be the notebook's own, its forward pass must be the notebook's ``encoder_logits``
+(the GPT's on a view whose blocks are causal) and agree with PyTorch's own encoder layers
+holding the same weights (the oracle here, which students do not receive; with the causal
+mask for the GPT), and training again with a broken ``encoder_logits`` must give other
+losses, where training again with the answer as it is gives the same: what the student
+writes is what trains. A causal ``encoder_logits`` trains another BERT but the same GPT: the
+GPT makes every block causal whatever the answer passes.
 """
 
 import copy
@@ -20,61 +23,89 @@ from tests.support.notebook_namespace import quick, run_until
 pytestmark = pytest.mark.notebook
 
 ASSIGNMENT = "09_bert_and_gpt"
-BUILD_CELLS = ("bert-build", "bert-measure", "bert-train")   # the model, its first loss, training
+BERT_CELLS = ("bert-build", "bert-measure", "bert-train")   # the model, its first loss, training
+GPT_CELLS = ("gpt-build", "gpt-train")                      # the GPT, its training and samples
 
-CAUSAL = """
+
+def encoder_with(block="block(h, causal=False)", lift="math.sqrt(E.shape[1])"):
+    """The source of an encoder_logits, the answer's with a block call or H_0's lift changed."""
+    return f"""
 def encoder_logits(ids, model):
     E = model.token_embedding.weight
-    h = E[ids] * math.sqrt(E.shape[1]) + model.positions[: ids.shape[-1]]
+    h = E[ids] * {lift} + model.positions[: ids.shape[-1]]
     for block in model.blocks:
-        h = block(h, causal=True)
+        h = {block}
     return model.norm(h) @ E[:-1].T
 """
 
 
+CAUSAL = encoder_with("block(h, causal=True)")
+
+
 @pytest.fixture(scope="module")
 def namespace():
-    """The notebook's globals after its cells up to and including the tiny BERT's training,
-    and the sources of the cells that build and train it."""
-    return run_until(ASSIGNMENT, BUILD_CELLS)
+    """The notebook's globals after its cells up to and including the tiny GPT's training,
+    and the sources of the cells that build and train the two models."""
+    return run_until(ASSIGNMENT, BERT_CELLS + GPT_CELLS)
 
 
-def trained_again(ns, build, answer=None):
-    """The losses of building and pre-training the tiny BERT again, with ``answer`` (the
+def trained_again(ns, build, cells, losses, answer=None):
+    """The losses (the name ``losses``) of running ``cells`` again, with ``answer`` (the
     source of an encoder_logits) in place of the notebook's if given."""
     again = copy.copy(ns)
     if answer is not None:
         exec(compile(answer, "broken", "exec"), again)  # noqa: S102
     with quick():
-        for cell in BUILD_CELLS:
+        for cell in cells:
             exec(compile(build[cell], cell, "exec"), again)  # noqa: S102
-    return again["bert_losses"]
+    return again[losses]
 
 
-def test_the_trained_model_is_a_class_of_the_notebook(namespace):
+@pytest.mark.parametrize(("model", "cls", "losses"), [("tiny_bert", "YourBERT", "bert_losses"),
+                                                      ("tiny_gpt", "YourGPT", "gpt_losses")])
+def test_the_trained_model_is_a_class_of_the_notebook(namespace, model, cls, losses):
     ns, _ = namespace
-    model = ns["tiny_bert"]
-    assert type(model) is ns["YourBERT"]
-    assert type(model).forward.__module__ == "notebook"   # defined in the notebook, not imported
-    assert ns["bert_losses"] and ns["bert_losses"][-1] < ns["bert_losses"][0]
+    assert type(ns[model]) is ns[cls]
+    assert type(ns[model]).forward.__module__ == "notebook"   # defined in the notebook
+    assert ns[losses] and ns[losses][-1] < ns[losses][0]
 
 
-def test_its_scores_are_the_answer_cells_and_pytorchs_encoder(namespace):
+def test_the_gpt_is_the_bert_made_causal(namespace):
     ns, _ = namespace
-    model = ns["tiny_bert"].eval()
+    assert issubclass(ns["YourGPT"], ns["YourBERT"])
+    assert ns["tiny_gpt"].token_embedding.num_embeddings == ns["words"].n_vocab + 1
+
+
+@pytest.mark.parametrize(("model", "causal"), [("tiny_bert", False), ("tiny_gpt", True)])
+def test_its_scores_are_the_answer_cells_and_pytorchs_encoder(namespace, model, causal):
+    ns, _ = namespace
+    model = ns[model].eval()
     ids = ns["ids"][:24][None].clone()
-    ids[0, 5] = ns["words"].mask_id
+    if not causal:
+        ids[0, 5] = ns["words"].mask_id
+    view = ns["CausalView"](model) if causal else model
     with torch.no_grad():
         scores = model(ids)
-        assert torch.equal(scores, ns["encoder_logits"](ids, model))
-        assert torch.allclose(scores, pytorch_encoder(ids, model), atol=1e-4)
+        assert torch.equal(scores, ns["encoder_logits"](ids, view))
+        assert torch.allclose(scores, pytorch_encoder(ids, model, causal), atol=1e-4)
     assert scores.shape == (1, 24, ns["words"].n_vocab)
 
 
 def test_a_broken_answer_changes_what_trains(namespace):
     ns, build = namespace
     trained = ns["bert_losses"]
-    assert trained_again(ns, build) == trained                # the run repeats exactly
-    broken = trained_again(ns, build, CAUSAL)
+    assert trained_again(ns, build, BERT_CELLS, "bert_losses") == trained   # it repeats exactly
+    broken = trained_again(ns, build, BERT_CELLS, "bert_losses", CAUSAL)
     assert broken != trained
     assert broken[0] == pytest.approx(trained[0], abs=0.5)     # same start, other model
+
+
+def test_the_gpt_trains_the_answer_with_every_block_causal(namespace):
+    ns, build = namespace
+    trained = ns["gpt_losses"]
+    assert trained_again(ns, build, GPT_CELLS, "gpt_losses") == trained      # it repeats exactly
+    causal = trained_again(ns, build, GPT_CELLS, "gpt_losses", CAUSAL)
+    assert causal == trained                                  # the view made it causal anyway
+    no_lift = trained_again(ns, build, GPT_CELLS, "gpt_losses", encoder_with(lift="1.0"))
+    assert no_lift != trained
+    assert no_lift[0] == pytest.approx(trained[0], abs=0.5)   # same start, other model

@@ -285,18 +285,22 @@ def encoder_inputs():
             (torch.randint(31, (3, 8)), wide)]
 
 
-def pytorch_encoder(ids, model):
+def pytorch_encoder(ids, model, causal=False):
     """The tiny BERT's scores with PyTorch's own encoder layers holding the blocks' weights
     (pre-LN, GELU; the course's blocks are nn.TransformerEncoderLayer with the same names):
-    H_0 = √d E[x] + PE, the layers without a mask, LN, and the words' rows of E."""
+    H_0 = √d E[x] + PE, the layers without a mask (with the causal mask if ``causal``: the
+    tiny GPT), LN, and the words' rows of E."""
     config = model.config
     E = model.token_embedding.weight
-    h = E[ids] * math.sqrt(config.d_model) + model.positions[: ids.shape[-1]]
+    n = ids.shape[-1]
+    h = E[ids] * math.sqrt(config.d_model) + model.positions[:n]
+    mask = (nn.Transformer.generate_square_subsequent_mask(n, device=E.device, dtype=E.dtype)
+            if causal else None)
     for block in model.blocks:
         layer = nn.TransformerEncoderLayer(config.d_model, config.n_heads, config.dim_feedforward,
                                            0.0, "gelu", batch_first=True, norm_first=True)
         layer.load_state_dict(block.state_dict())
-        h = layer.to(E.dtype).eval()(h)
+        h = layer.to(E.dtype).eval()(h, src_mask=mask, is_causal=causal)
     return F.linear(model.norm(h), E[:-1])
 
 
