@@ -4,13 +4,10 @@ Expected values come from PyTorch's ``F.scaled_dot_product_attention`` (its weig
 its output for the identity matrix as values: ``course_utils.models.attention.
 attention_weights``) and ``torch.softmax``; each named mistake is the same oracle on
 transformed inputs (another scale, the keys and queries swapped, another mask, the scores
-with their masked entries set to 0) or a transformation of its output. The entries a
-mask hides (``check_hidden_entries``) are checked for their form only: the right set is
-compared at grading, with the answer stored from the solution.
+with their masked entries set to 0) or a transformation of its output.
 """
 
 import math
-import operator
 
 import torch
 import torch.nn.functional as F
@@ -22,12 +19,10 @@ from .guards import checked_plainly
 
 __all__ = [
     "MISTAKES",
-    "as_pairs",
     "attention_mistakes",
     "check_attention_output",
     "check_attention_weights",
     "check_causal_attention",
-    "check_hidden_entries",
     "check_softmax",
 ]
 
@@ -53,7 +48,6 @@ MISTAKES = {
     "column_vectors": "you computed W xᵢ (column vectors) instead of xᵢ W: with the tokens as "
     "the rows of X, the projections are Q = X W_Q, K = X W_K, V = X W_V",
     "swapped_outputs": "you returned (alpha, a): return the outputs first, (a, alpha)",
-    "zero_based": "you numbered the positions from 0; number them from 1, like the slides",
 }
 
 
@@ -170,65 +164,3 @@ def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attenti
                 output_mistakes.setdefault(
                     message, F.scaled_dot_product_attention(q, k, other, is_causal=True))
     check_close(a, expected_a, f"a returned by {name}", atol=atol, mistakes=output_mistakes)
-
-
-def as_pairs(value, name: str = "answer") -> set[tuple[int, int]]:
-    """The set of (i, j) pairs in ``value``: a set, frozenset, list or tuple of pairs.
-
-    Order and repetition do not matter, and a pair may be a tuple or a list; its entries
-    must be whole numbers (``1`` or ``1.0``, Python or NumPy).
-    """
-    if value is None:
-        raise AssertionError(f"{name} is None: did you forget to assign it?")
-    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
-        raise AssertionError(
-            f"{name} must be a set of (i, j) pairs, e.g. {{(1, 2)}}; got {type(value).__name__}"
-        )
-    pairs = set()
-    for item in value:
-        try:
-            i, j = item
-            pair = tuple(_whole(number) for number in (i, j))
-        except (TypeError, ValueError):
-            raise AssertionError(
-                f"each entry of {name} must be a pair (i, j) of whole numbers; got {item!r}"
-            ) from None
-        pairs.add(pair)
-    return pairs
-
-
-def _whole(number) -> int:
-    if isinstance(number, bool):
-        raise TypeError("a bool is not a position")
-    try:
-        return operator.index(number)
-    except TypeError:
-        if isinstance(number, float) and number.is_integer():
-            return int(number)
-        raise
-
-
-@checked_plainly
-def check_hidden_entries(actual, n: int, padding: int, name: str = "answer") -> None:
-    """Fail unless ``actual`` is well formed: entries (i, j) of an n × n weight matrix in the
-    rows of the words of a sequence whose first ``padding`` positions are left padding.
-
-    Positions count from 1, like the slides: row i (the query) is one of ``padding + 1`` to
-    ``n``, column j (the key) one of 1 to ``n``. Any container of pairs is accepted (see
-    ``as_pairs``). The check computes no expected set: whether the entries are the right
-    ones is decided at grading, against the answer stored from the solution (``make
-    answers``).
-    """
-    pairs = as_pairs(actual, name)
-    if not pairs:
-        raise AssertionError(f"{name} names no entry: write the (i, j) pairs, numbered from 1")
-    if any(0 in pair for pair in pairs):
-        raise AssertionError(f"{name}: {MISTAKES['zero_based']}")
-    outside = sorted(p for p in pairs if not all(1 <= number <= n for number in p))
-    if outside:
-        raise AssertionError(f"{name}: rows and columns are numbered 1 to {n}; got {outside}")
-    padding_rows = sorted(p for p in pairs if p[0] <= padding)
-    if padding_rows:
-        raise AssertionError(
-            f"{name}: only the rows of the words are asked (rows {padding + 1} to {n}); "
-            f"leave out the rows of the padding: {padding_rows}")

@@ -198,61 +198,6 @@ def test_a_swapped_or_missing_pair_is_named():
         checks.check_causal_attention((a, alpha, a), X_IN, W_Q, W_K, w_v)
 
 
-# --- which entries a causal decoder hides -------------------------------------------------
-
-# "I am good" left-padded to 5 positions: the rows of its words, 3 to 5
-PADDED = {(3, 1), (3, 2), (3, 4), (3, 5), (4, 1), (4, 2), (4, 5), (5, 1), (5, 2)}
-
-
-@pytest.mark.parametrize(
-    "answer",
-    [
-        PADDED,
-        frozenset(PADDED),
-        [list(pair) for pair in sorted(PADDED, reverse=True)],
-        [*PADDED, (3, 1)],
-        tuple((float(i), j) for i, j in PADDED),
-        list(map(tuple, torch.tensor(sorted(PADDED)).numpy())),  # NumPy ints
-    ],
-)
-def test_hidden_entries_accept_any_container_of_pairs(answer):
-    checks.check_hidden_entries(answer, n=5, padding=2)
-
-
-@pytest.mark.parametrize(
-    "answer",
-    [
-        {(3, 4), (3, 5), (4, 5)},                       # the padding forgotten
-        PADDED | {(3, 3), (4, 4), (5, 5)},              # the diagonal masked too
-        {(4, 3), (5, 3), (5, 4)},                       # the past masked
-    ],
-)
-def test_hidden_entries_check_the_form_only(answer):
-    """A wrong set of well-formed pairs passes: the visible check holds no expected set, so
-    no loop over candidates can find the answer with it; grading compares the stored one."""
-    checks.check_hidden_entries(answer, n=5, padding=2)
-
-
-@pytest.mark.parametrize(
-    ("answer", "words"),
-    [
-        (set(), "names no entry"),
-        ({(i - 1, j - 1) for i, j in PADDED}, "numbered the positions from 0"),
-        ({(3, 4), (3, 6)}, r"numbered 1 to 5; got \[\(3, 6\)\]"),
-        (PADDED | {(1, 2), (2, 1)}, r"only the rows of the words are asked \(rows 3 to 5\)"),
-        (None, "is None"),
-        ("(3, 4), (3, 5)", "must be a set of"),
-        (5, "must be a set of"),
-        ({(3, 4, 5)}, "must be a pair"),
-        ({(3.5, 4)}, "must be a pair"),
-        ({(True, 2)}, "must be a pair"),
-    ],
-)
-def test_each_malformed_answer_is_named(answer, words):
-    with pytest.raises(AssertionError, match=words):
-        checks.check_hidden_entries(answer, n=5, padding=2, name="impossible_entries")
-
-
 def test_comparing_says_what_it_could_not_compare_and_goes_on(capsys):
     def unfinished():
         raise NotImplementedError
