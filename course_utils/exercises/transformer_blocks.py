@@ -40,12 +40,11 @@ EXERCISES = (
                  says=DEFAULT.says + ", and the block's own layers (its layer norms, linear "
                                      "layers and activation; not its attention)",
                  modules=DEFAULT.modules + MODEL_MODULES,
-                 torch_ops=ELEMENTARY | MODEL_OPS - {"scaled_dot_product_attention"}),
+                 torch_ops=ELEMENTARY | MODEL_OPS - {"scaled_dot_product_attention",
+                                                     "multi_head_attention_forward"}),
              twins=("course_utils.models.transformer.TransformerBlock.forward",
                     "course_utils.models.attention.MultiHeadAttention.forward",
-                    "course_utils.models.attention.MultiHeadAttention.attend",
-                    "course_utils.models.attention.MultiHeadAttention._fused",
-                    "course_utils.models.attention.MultiHeadAttention._with_weights",
+                    "course_utils.models.attention.MultiHeadAttention._computed",
                     "course_utils.models.attention.attention_weights",
                     "torch.nn.MultiheadAttention.forward",
                     "course_utils.models.transformer.TransformerBlock._sa_block",
@@ -67,7 +66,6 @@ EXERCISES = (
                  says=DEFAULT.says + ", the model's own layers, and the block function it is "
                                      "given",
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
-             twins=("course_utils.models.gpt.TinyGPT.forward",
-                    "course_utils.checks.transformer_blocks._logits",
-                    "course_utils.checks.transformer_blocks._sinusoidal_twin")),
+             twins=("course_utils.checks.library_gpt.gpt2_holding",
+                    "course_utils.checks.transformer_blocks._gpt2_logits")),
 )
