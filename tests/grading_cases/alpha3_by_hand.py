@@ -127,8 +127,16 @@ WRONG = {
     "hard_codes_two": {
         "causal_attention": causal_attention_with(scale="/ 2"),
     },
-    "masks_diagonal": {"causal_attention": causal_attention_with(keep="tril(diagonal=-1)")},
-    "softmax_over_queries": {"causal_attention": causal_attention_with(dim="0")},
+    # exercise 7: s_33 - s_3j, the gaps the other way round
+    "masks_diagonal": {
+        "slides_score_gaps": "slides_score_gaps = [1.29, 3.23]",
+        "causal_attention": causal_attention_with(keep="tril(diagonal=-1)"),
+    },
+    # exercise 7: the logs of the weights, the constant not taken out
+    "softmax_over_queries": {
+        "slides_score_gaps": "slides_score_gaps = [math.log(0.21), math.log(0.03)]",
+        "causal_attention": causal_attention_with(dim="0"),
+    },
     "half_filled_swapped": {
         "scores_3_by_hand": filled_skeleton("scores_3_by_hand", "{}, {}, ...".format(
             *by_hand_answers(sentence_of("half_filled_swapped"))["scores_3_by_hand"][:2])),
@@ -218,6 +226,10 @@ CORRECT = {
         "causal_attention": LOOP_FLOAT64_ATTENTION,
         **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
            for grade_id, numbers in by_hand_answers(sentence_of("loops_and_skeletons")).items()},
+        # exercise 7 unrounded, worked from the log of each weight
+        "slides_score_gaps": "w = [0.21, 0.03, 0.76]\n"
+                             "slides_score_gaps = [math.log(w[j]) - math.log(w[2])\n"
+                             "                     for j in (0, 1)]",
     },
     "arrays_and_lists": {
         "causal_attention": NUMPY_ATTENTION,
@@ -226,6 +238,7 @@ CORRECT = {
         "alpha_3_by_hand": f"alpha_3_by_hand = {tuple(ARRAYS_AND_LISTS['alpha_3_by_hand'])}",
         "a_3_by_hand": "import numpy as np\na_3_by_hand = np.array({}, dtype=np.float32)".format(
             ARRAYS_AND_LISTS["a_3_by_hand"]),
+        "slides_score_gaps": "import numpy as np\nslides_score_gaps = np.array([-1.29, -3.23])",
     },
 }
 

@@ -198,6 +198,32 @@ def test_a_swapped_or_missing_pair_is_named():
         checks.check_causal_attention((a, alpha, a), X_IN, W_Q, W_K, w_v)
 
 
+# --- 04's exercise 7: score gaps from the slides' weights ------------------------------------
+
+SLIDES_ROW = [0.21, 0.03, 0.76]
+
+
+@pytest.mark.parametrize("gaps", [
+    [-1.29, -3.23],                                                 # two decimals
+    (math.log(0.21 / 0.76), math.log(0.03 / 0.76)),                 # unrounded, a tuple
+    torch.tensor([-1.29, -3.23], dtype=torch.float32),
+])
+def test_score_gaps_that_give_the_weights_back_pass(gaps):
+    checks.check_score_gaps(gaps, SLIDES_ROW, name="slides_score_gaps")
+
+
+@pytest.mark.parametrize(("gaps", "words"), [
+    ([1.29, 3.23], "wrong sign"),
+    ([math.log(0.21), math.log(0.03)], "logarithms of the weights themselves"),
+    ([-1.5, -3.0], r"gives \[0.175, 0.039, 0.786\]"),
+    ([-1.29, -3.23, 0.0], "two numbers"),
+    ([..., ...], "replace each"),
+])
+def test_each_wrong_score_gap_is_named(gaps, words):
+    with pytest.raises(AssertionError, match=words):
+        checks.check_score_gaps(gaps, SLIDES_ROW, name="slides_score_gaps")
+
+
 def test_comparing_says_what_it_could_not_compare_and_goes_on(capsys):
     def unfinished():
         raise NotImplementedError
