@@ -4,13 +4,10 @@ Expected values come from PyTorch's ``F.scaled_dot_product_attention`` (its weig
 its output for the identity matrix as values: ``course_utils.models.attention.
 attention_weights``) and ``torch.softmax``; each named mistake is the same oracle on
 transformed inputs (another scale, the keys and queries swapped, another mask, the scores
-with their masked entries set to 0) or a transformation of its output. The entries a
-mask hides (``check_hidden_entries``) are checked for their form only: the right set is
-compared at grading, with the answer stored from the solution.
+with their masked entries set to 0) or a transformation of its output.
 """
 
 import math
-import operator
 
 import torch
 import torch.nn.functional as F
@@ -22,12 +19,11 @@ from .guards import checked_plainly
 
 __all__ = [
     "MISTAKES",
-    "as_pairs",
     "attention_mistakes",
     "check_attention_output",
     "check_attention_weights",
     "check_causal_attention",
-    "check_hidden_entries",
+    "check_score_gaps",
     "check_softmax",
 ]
 
@@ -53,7 +49,11 @@ MISTAKES = {
     "column_vectors": "you computed W xᵢ (column vectors) instead of xᵢ W: with the tokens as "
     "the rows of X, the projections are Q = X W_Q, K = X W_K, V = X W_V",
     "swapped_outputs": "you returned (alpha, a): return the outputs first, (a, alpha)",
-    "zero_based": "you numbered the positions from 0; number them from 1, like the slides",
+    "gaps_reversed": "your gaps have the wrong sign: the question asks for s_3j − s_33, the "
+    "score of key j minus the score of key 3",
+    "gaps_are_logs": "your gaps are the logarithms of the weights themselves: the softmax "
+    "fixes the scores only up to a constant added to all three; look at what cancels in "
+    "α_3j / α_33",
 }
 
 
@@ -172,63 +172,32 @@ def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attenti
     check_close(a, expected_a, f"a returned by {name}", atol=atol, mistakes=output_mistakes)
 
 
-def as_pairs(value, name: str = "answer") -> set[tuple[int, int]]:
-    """The set of (i, j) pairs in ``value``: a set, frozenset, list or tuple of pairs.
-
-    Order and repetition do not matter, and a pair may be a tuple or a list; its entries
-    must be whole numbers (``1`` or ``1.0``, Python or NumPy).
-    """
-    if value is None:
-        raise AssertionError(f"{name} is None: did you forget to assign it?")
-    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
-        raise AssertionError(
-            f"{name} must be a set of (i, j) pairs, e.g. {{(1, 2)}}; got {type(value).__name__}"
-        )
-    pairs = set()
-    for item in value:
-        try:
-            i, j = item
-            pair = tuple(_whole(number) for number in (i, j))
-        except (TypeError, ValueError):
-            raise AssertionError(
-                f"each entry of {name} must be a pair (i, j) of whole numbers; got {item!r}"
-            ) from None
-        pairs.add(pair)
-    return pairs
-
-
-def _whole(number) -> int:
-    if isinstance(number, bool):
-        raise TypeError("a bool is not a position")
-    try:
-        return operator.index(number)
-    except TypeError:
-        if isinstance(number, float) and number.is_integer():
-            return int(number)
-        raise
-
-
 @checked_plainly
-def check_hidden_entries(actual, n: int, padding: int, name: str = "answer") -> None:
-    """Fail unless ``actual`` is well formed: entries (i, j) of an n × n weight matrix in the
-    rows of the words of a sequence whose first ``padding`` positions are left padding.
+def check_score_gaps(actual, weights, name: str = "answer", atol: float = 0.003) -> None:
+    """Fail unless ``actual`` is two numbers (g₁, g₂), gaps s₁ − s₃ and s₂ − s₃ of scores
+    whose softmax is the three ``weights``, to the rounding of two decimals.
 
-    Positions count from 1, like the slides: row i (the query) is one of ``padding + 1`` to
-    ``n``, column j (the key) one of 1 to ``n``. Any container of pairs is accepted (see
-    ``as_pairs``). The check computes no expected set: whether the entries are the right
-    ones is decided at grading, against the answer stored from the solution (``make
-    answers``).
+    The check holds no expected gaps: it turns the answer back into weights,
+    softmax(g₁, g₂, 0), and compares those with ``weights`` (within ``atol``, which two
+    decimals of each gap allow, off by up to 0.006 with one rounding either way: a weight
+    moves by at most ¼ of each gap's error).
     """
-    pairs = as_pairs(actual, name)
-    if not pairs:
-        raise AssertionError(f"{name} names no entry: write the (i, j) pairs, numbered from 1")
-    if any(0 in pair for pair in pairs):
-        raise AssertionError(f"{name}: {MISTAKES['zero_based']}")
-    outside = sorted(p for p in pairs if not all(1 <= number <= n for number in p))
-    if outside:
-        raise AssertionError(f"{name}: rows and columns are numbered 1 to {n}; got {outside}")
-    padding_rows = sorted(p for p in pairs if p[0] <= padding)
-    if padding_rows:
-        raise AssertionError(
-            f"{name}: only the rows of the words are asked (rows {padding + 1} to {n}); "
-            f"leave out the rows of the padding: {padding_rows}")
+    gaps = as_tensor(actual, name).to(torch.float64)
+    if tuple(gaps.shape) != (2,) or not torch.isfinite(gaps).all():
+        raise AssertionError(f"{name} should be two numbers, [s_31 − s_33, s_32 − s_33]; got "
+                             f"shape {tuple(gaps.shape)}")
+    weights = as_tensor(weights, "weights").to(torch.float64)
+
+    def back(g: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(torch.cat([g, g.new_zeros(1)]), dim=0)
+
+    if torch.allclose(back(gaps), weights, rtol=0.0, atol=atol):
+        print(f"✓ {name}: softmax(s_31 − s_33, s_32 − s_33, 0) gives the weights back")
+        return
+    if torch.allclose(back(-gaps), weights, rtol=0.0, atol=atol):
+        raise AssertionError(f"{name}: {MISTAKES['gaps_reversed']}")
+    if torch.allclose(gaps, weights[:2].log(), rtol=0.0, atol=0.011):
+        raise AssertionError(f"{name}: {MISTAKES['gaps_are_logs']}")
+    raise AssertionError(f"{name}: softmax(s_31 − s_33, s_32 − s_33, 0) gives "
+                         f"{[round(w, 3) for w in back(gaps).tolist()]}, not the weights "
+                         f"{[round(w, 3) for w in weights.tolist()]}")

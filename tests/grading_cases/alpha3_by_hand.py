@@ -58,9 +58,6 @@ COPIED = by_hand_answers(sentence_of("solution"))
 # --- wrong answers: each loses its own test cell's points, and no others -------------
 # (the warm-up's three answer cells, exercises 1 to 3, share one test cell, test_a_3_by_hand)
 
-# Exercise 7: "I am good" left-padded to 5 positions, rows 3 to 5 (the future and the padding)
-PADDED = "{(3, 1), (3, 2), (3, 4), (3, 5), (4, 1), (4, 2), (4, 5), (5, 1), (5, 2)}"
-
 def causal_attention_with(scale="/ math.sqrt(d_k)", keep="tril()", dim="-1", output="alpha @ V",
                           returned="out, alpha", fill='float("-inf")'):
     """A causal_attention answer with one part swapped for a mistake."""
@@ -95,13 +92,27 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
-# Exercise 6's given function: its mask is "I am good"'s 3 x 3 and its scale √d_model.
+# Exercise 6's given function: Q, K and V cut from one product in three equal parts (right
+# when d_v = d_k), the scale √d_model, the mask "I am good"'s 3 x 3.
 GIVEN_CAUSAL_ATTENTION = """
 def causal_attention(X, W_Q, W_K, W_V):
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    Q, K, V = (X @ torch.cat([W_Q, W_K, W_V], dim=1)).chunk(3, dim=1)
     scores = Q @ K.T / math.sqrt(X.shape[1])
     future = torch.tensor([[False, True, True], [False, False, True], [False, False, False]],
                           device=X.device)
+    alpha = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    return alpha @ V, alpha
+"""
+
+# ... with the two slips the test's second sentence shows fixed, and the third kept: the three
+# equal parts are right on both visible sentences (d_v = d_k, then d_k = 3 and d_v = 2), wrong
+# on the hidden one-word sentence's d_k = 2 and d_v = 5
+FIXES_TWO_OF_THREE = """
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = (X @ torch.cat([W_Q, W_K, W_V], dim=1)).chunk(3, dim=1)
+    n, d_k = X.shape[0], W_Q.shape[1]
+    scores = Q @ K.T / math.sqrt(d_k)
+    future = torch.ones(n, n, dtype=torch.bool, device=X.device).triu(diagonal=1)
     alpha = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
     return alpha @ V, alpha
 """
@@ -116,21 +127,20 @@ WRONG = {
     "hard_codes_two": {
         "causal_attention": causal_attention_with(scale="/ 2"),
     },
-    # well-formed wrong entries pass the visible check (it checks their form only), and lose
-    # the point at grading
+    # exercise 7: s_33 - s_3j, the gaps the other way round
     "masks_diagonal": {
-        "impossible_entries": "impossible_entries = {(3, 3), (4, 4), (5, 5)} | " + PADDED,
+        "slides_score_gaps": "slides_score_gaps = [1.29, 3.23]",
         "causal_attention": causal_attention_with(keep="tril(diagonal=-1)"),
     },
+    # exercise 7: the logs of the weights, the constant not taken out
     "softmax_over_queries": {
-        "impossible_entries": "impossible_entries = {(3, 4), (3, 5), (4, 5)}",  # padding forgotten
+        "slides_score_gaps": "slides_score_gaps = [math.log(0.21), math.log(0.03)]",
         "causal_attention": causal_attention_with(dim="0"),
     },
-    "half_filled_zero_based_swapped": {
+    "half_filled_swapped": {
         "scores_3_by_hand": filled_skeleton("scores_3_by_hand", "{}, {}, ...".format(
-            *by_hand_answers(sentence_of("half_filled_zero_based_swapped"))["scores_3_by_hand"][:2])),
+            *by_hand_answers(sentence_of("half_filled_swapped"))["scores_3_by_hand"][:2])),
         "alpha_3_by_hand": "alpha_3_by_hand = [0.2, 0.0, 0.8]",
-        "impossible_entries": "impossible_entries = {(2, 0), (2, 1), (2, 3), (2, 4), (3, 0), (3, 1), (3, 4), (4, 0), (4, 1)}",  # noqa: E501
         "causal_attention": causal_attention_with(returned="alpha, out"),
     },
     "keys_not_values": {
@@ -150,6 +160,8 @@ WRONG = {
     "loop_forgets_sqrt_dk": {"causal_attention": LOOP_WITHOUT_SCALE},
     # exercise 6's given function handed in as it is: right on the visible example only
     "hands_in_the_given_function": {"causal_attention": GIVEN_CAUSAL_ATTENTION},
+    # two of its three slips fixed: the visible tests pass, a hidden one does not
+    "fixes_two_of_three": {"causal_attention": FIXES_TWO_OF_THREE},
     "calls_the_library": {"causal_attention": TWIN_CAUSAL_ATTENTION},
 }
 
@@ -194,17 +206,30 @@ def causal_attention(X, W_Q, W_K, W_V):
     return [alpha @ V, alpha]                # a list (a, alpha) is a pair too
 """
 
+# exercise 6's one product kept, cut at d_k, d_k and d_v
+SPLITS_THE_ONE_PRODUCT = """
+def causal_attention(X, W_Q, W_K, W_V):
+    d_k, d_v = W_Q.shape[1], W_V.shape[1]
+    Q, K, V = (X @ torch.cat([W_Q, W_K, W_V], dim=1)).split([d_k, d_k, d_v], dim=1)
+    future = torch.ones(len(X), len(X), dtype=torch.bool, device=X.device).triu(diagonal=1)
+    alpha = torch.softmax((Q @ K.T / math.sqrt(d_k)).masked_fill(future, float("-inf")), dim=-1)
+    return alpha @ V, alpha
+"""
+
 ARRAYS_AND_LISTS = by_hand_answers(sentence_of("arrays_and_lists"))
 
 CORRECT = {
+    "splits_the_one_product": {"causal_attention": SPLITS_THE_ONE_PRODUCT},
     # their id set in the notebook's id cell (SETS_ID), their own numbers: full marks
     "sets_own_id": written(by_hand_answers(sentence_of("sets_own_id")), *BY_HAND),
     "loops_and_skeletons": {
         "causal_attention": LOOP_FLOAT64_ATTENTION,
         **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
            for grade_id, numbers in by_hand_answers(sentence_of("loops_and_skeletons")).items()},
-        "impossible_entries": "impossible_entries = [(i, j) for i in range(3, 6)\n"
-                              "                      for j in range(1, 6) if j > i or j <= 2]",
+        # exercise 7 unrounded, worked from the log of each weight
+        "slides_score_gaps": "w = [0.21, 0.03, 0.76]\n"
+                             "slides_score_gaps = [math.log(w[j]) - math.log(w[2])\n"
+                             "                     for j in (0, 1)]",
     },
     "arrays_and_lists": {
         "causal_attention": NUMPY_ATTENTION,
@@ -213,7 +238,7 @@ CORRECT = {
         "alpha_3_by_hand": f"alpha_3_by_hand = {tuple(ARRAYS_AND_LISTS['alpha_3_by_hand'])}",
         "a_3_by_hand": "import numpy as np\na_3_by_hand = np.array({}, dtype=np.float32)".format(
             ARRAYS_AND_LISTS["a_3_by_hand"]),
-        "impossible_entries": "impossible_entries = [[5, 2], [5, 1], [4, 5], [4, 2], [4, 1], [3, 5], [3, 4], [3, 2], [3, 1], [3, 1]]",  # noqa: E501
+        "slides_score_gaps": "import numpy as np\nslides_score_gaps = np.array([-1.29, -3.23])",
     },
 }
 

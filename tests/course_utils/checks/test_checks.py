@@ -198,59 +198,30 @@ def test_a_swapped_or_missing_pair_is_named():
         checks.check_causal_attention((a, alpha, a), X_IN, W_Q, W_K, w_v)
 
 
-# --- which entries a causal decoder hides -------------------------------------------------
+# --- 04's exercise 7: score gaps from the slides' weights ------------------------------------
 
-# "I am good" left-padded to 5 positions: the rows of its words, 3 to 5
-PADDED = {(3, 1), (3, 2), (3, 4), (3, 5), (4, 1), (4, 2), (4, 5), (5, 1), (5, 2)}
-
-
-@pytest.mark.parametrize(
-    "answer",
-    [
-        PADDED,
-        frozenset(PADDED),
-        [list(pair) for pair in sorted(PADDED, reverse=True)],
-        [*PADDED, (3, 1)],
-        tuple((float(i), j) for i, j in PADDED),
-        list(map(tuple, torch.tensor(sorted(PADDED)).numpy())),  # NumPy ints
-    ],
-)
-def test_hidden_entries_accept_any_container_of_pairs(answer):
-    checks.check_hidden_entries(answer, n=5, padding=2)
+SLIDES_ROW = [0.21, 0.03, 0.76]
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        {(3, 4), (3, 5), (4, 5)},                       # the padding forgotten
-        PADDED | {(3, 3), (4, 4), (5, 5)},              # the diagonal masked too
-        {(4, 3), (5, 3), (5, 4)},                       # the past masked
-    ],
-)
-def test_hidden_entries_check_the_form_only(answer):
-    """A wrong set of well-formed pairs passes: the visible check holds no expected set, so
-    no loop over candidates can find the answer with it; grading compares the stored one."""
-    checks.check_hidden_entries(answer, n=5, padding=2)
+@pytest.mark.parametrize("gaps", [
+    [-1.29, -3.23],                                                 # two decimals
+    (math.log(0.21 / 0.76), math.log(0.03 / 0.76)),                 # unrounded, a tuple
+    torch.tensor([-1.29, -3.23], dtype=torch.float32),
+])
+def test_score_gaps_that_give_the_weights_back_pass(gaps):
+    checks.check_score_gaps(gaps, SLIDES_ROW, name="slides_score_gaps")
 
 
-@pytest.mark.parametrize(
-    ("answer", "words"),
-    [
-        (set(), "names no entry"),
-        ({(i - 1, j - 1) for i, j in PADDED}, "numbered the positions from 0"),
-        ({(3, 4), (3, 6)}, r"numbered 1 to 5; got \[\(3, 6\)\]"),
-        (PADDED | {(1, 2), (2, 1)}, r"only the rows of the words are asked \(rows 3 to 5\)"),
-        (None, "is None"),
-        ("(3, 4), (3, 5)", "must be a set of"),
-        (5, "must be a set of"),
-        ({(3, 4, 5)}, "must be a pair"),
-        ({(3.5, 4)}, "must be a pair"),
-        ({(True, 2)}, "must be a pair"),
-    ],
-)
-def test_each_malformed_answer_is_named(answer, words):
+@pytest.mark.parametrize(("gaps", "words"), [
+    ([1.29, 3.23], "wrong sign"),
+    ([math.log(0.21), math.log(0.03)], "logarithms of the weights themselves"),
+    ([-1.5, -3.0], r"gives \[0.175, 0.039, 0.786\]"),
+    ([-1.29, -3.23, 0.0], "two numbers"),
+    ([..., ...], "replace each"),
+])
+def test_each_wrong_score_gap_is_named(gaps, words):
     with pytest.raises(AssertionError, match=words):
-        checks.check_hidden_entries(answer, n=5, padding=2, name="impossible_entries")
+        checks.check_score_gaps(gaps, SLIDES_ROW, name="slides_score_gaps")
 
 
 def test_comparing_says_what_it_could_not_compare_and_goes_on(capsys):

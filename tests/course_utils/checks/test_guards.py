@@ -73,7 +73,7 @@ def test_an_object_that_lies_is_refused_without_any_of_its_methods_being_called(
     with pytest.raises(AssertionError, match="ReadsTheCallersExpected: return a plain tensor"):
         checks.check_close(ReadsTheCallersExpected(), [1.0, 2.0], "scores_3_by_hand")
     with pytest.raises(AssertionError, match="ReadsTheCallersExpected"):
-        checks.check_hidden_entries({(3, 4), ReadsTheCallersExpected()}, n=5, padding=2)
+        checks.check_window_pairs([("the", "quick"), ReadsTheCallersExpected()], fox, 1)
     assert Spy.calls == []
 
 

@@ -266,13 +266,13 @@ def test_the_committed_baseline_is_measured_from_the_cases():
 
 def test_a_cell_most_of_the_class_answers_alike_is_marked_and_ranked_last(tmp_path):
     course = make_class(tmp_path, [A04])
-    natural = "impossible_entries = {(1, 2), (1, 3), (2, 3)}"
+    natural = "scores_3_by_hand = [-0.5, -2.0, 1.0]"
     for n in range(similarity.CLASS_MIN):
-        submit(course, A04, f"student{n:02d}", {"impossible_entries": natural})
+        submit(course, A04, f"student{n:02d}", {"scores_3_by_hand": natural})
     submit(course, A04, "ada", ADA)
     submit(course, A04, "bea", BEA)
     found = similarity.similar_answers(course)
-    marked = [m for m in found if m.cell == "impossible_entries"]
+    marked = [m for m in found if m.cell == "scores_3_by_hand"]
     assert len(marked) == similarity.CLASS_MIN * (similarity.CLASS_MIN - 1) // 2
     assert all(m.note.startswith("one natural answer?") for m in marked)
     assert [m.student_a + m.student_b for m in found[:3]] == ["adabea"] * 3
