@@ -84,8 +84,7 @@ class MultiHeadAttention(nn.MultiheadAttention):
       ``value`` to ``key``.
     - ``mask`` is boolean, True where query i MAY attend to key j (as in
       ``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses True = blocked),
-      broadcastable to (batch, heads, n_q, n_k): (n_q, n_k) for every sequence, (batch, 1,
-      1, n_k) for a padding mask. ``causal=True`` also keeps j ≤ i only.
+      broadcastable to (batch, heads, n_q, n_k). ``causal=True`` also keeps j ≤ i only.
     - Returns ``(output, weights)``: output is (batch, n_q, d); weights (batch, heads,
       n_q, n_k), one map per head (``average_attn_weights=False``), when
       ``need_weights=True``, else None. A query with no allowed key gets the output b_O
