@@ -154,7 +154,7 @@ class MiniLMEncoder(nn.Module):
         return self.dropout(self.norm(rows))
 
     def _key_mask(self, input_ids, attention_mask, token_type_ids):
-        """Check the inputs; the (batch, 1, 1, n) mask of real keys, or None (no padding)."""
+        """Check the inputs; the mask the layers take, or None (no padding)."""
         config = self.config
         self._check_ids("input_ids", input_ids, limit=config.vocab_size)
         if input_ids.dim() != 2 or input_ids.numel() == 0:

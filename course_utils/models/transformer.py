@@ -127,8 +127,7 @@ class TransformerBlock(nn.TransformerEncoderLayer):
     forward is PyTorch's; ``activation`` is "relu", "gelu" (exact, erf-based) or a function.
     ``forward(x, mask=None, causal=False)``: x is (batch, n, d_model) or (n, d_model);
     ``mask`` is boolean, True where token i MAY attend to token j, broadcastable to (batch,
-    nhead, n, n), e.g. ``real[:, None, None, :]`` for a (batch, n) padding mask ``real``
-    (True at real tokens); ``causal=True`` also keeps j ≤ i only (a decoder-only block).
+    nhead, n, n); ``causal=True`` also keeps j ≤ i only (a decoder-only block).
     Returns x's shape.
     """
 
@@ -184,8 +183,8 @@ class DecoderBlock(nn.TransformerDecoderLayer):
     ``forward(x, memory, mask=None, memory_mask=None, causal=True)``: x is (batch, n,
     d_model), memory (batch, m, d_model) (or both without the batch axis); ``mask`` (for
     the self-attention, broadcastable to (batch, nhead, n, n)) and ``memory_mask`` (for the
-    cross-attention, broadcastable to (batch, nhead, n, m), e.g. ``source_real[:, None,
-    None, :]`` to skip the source's padding) are boolean, True = MAY attend. Returns
+    cross-attention, broadcastable to (batch, nhead, n, m)) are boolean, True = MAY attend.
+    Returns
     (batch, n, d_model).
     """
 
