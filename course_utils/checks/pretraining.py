@@ -12,8 +12,8 @@ The expected values come from libraries, never from an exercise written again:
   kernel): their shape; every row a combination of the words' embeddings (the tied output
   layer, solved for by least squares) whose coefficients are a layer norm's output (mean β,
   spread γ); which positions a position's scores see; the order of a window; and, on
-  windows of one word, where an encoder and a GPT read the same, the scores of the course's
-  ``TinyGPT`` whose weights the model holds (its own forward pass, the library here);
+  windows of one word, where an encoder and a GPT read the same, the scores of Hugging
+  Face's GPT-2 holding the model's weights (``library_gpt``);
 * a BERT encoder's parameter count is Hugging Face's ``BertModel``, built from a
   ``BertConfig`` on the meta device (shapes only: nothing is downloaded or allocated) and
   counted with ``sum(p.numel() ...)``; each mistake is that count without the parameters
@@ -35,6 +35,7 @@ import torch.nn.functional as F
 
 from .core import as_tensor
 from .guards import checked_plainly
+from .library_gpt import gpt2_holding
 
 __all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span",
            "check_encoder_logits", "check_masked_lm_loss"]
@@ -166,13 +167,14 @@ def _rows_reversed(ids: torch.Tensor) -> list[tuple[int, int]]:
 
 
 def _gpt_scores(ids: torch.Tensor, model) -> torch.Tensor:
-    """The scores of the course's ``TinyGPT`` holding ``model``'s weights on ``ids`` (batch, n),
+    """The scores of Hugging Face's GPT-2 holding ``model``'s weights on ``ids`` (batch, n):
+    its positions the sinusoidal table, its token rows lifted by √d (H_0 = √d E[x] + PE),
     in float64 on the CPU, (batch, n, rows of E)."""
-    from course_utils.models.gpt import TinyGPT
-
+    twin = gpt2_holding(model, model.positions)
+    ids = torch.as_tensor(ids).long().cpu()
     with torch.no_grad():
-        device = model.token_embedding.weight.device
-        return TinyGPT.forward(model, ids.to(device)).double().cpu()
+        rows = twin.transformer.wte(ids) * model.config.d_model ** 0.5
+        return twin(inputs_embeds=rows).logits
 
 
 @checked_plainly

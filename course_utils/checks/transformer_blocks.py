@@ -4,14 +4,13 @@ norm, one block around a given attention, causality.
 Expected values come from the libraries the exercises refuse, never from a formula written
 out here: the sinusoidal table of Hugging Face's DistilBERT, Hugging Face's GPT-J rotation
 with that table's sines and cosines, PyTorch's ``F.layer_norm`` and
-``nn.TransformerEncoderLayer`` (loaded with the block's weights); whether a function is
+``nn.TransformerEncoderLayer`` (loaded with the block's weights), Hugging Face's GPT-2
+holding the GPT's weights (``library_gpt``); whether a function is
 causal, the visible test states (``expected=``: the causal block is causal). A known mistake
 is told apart by the same oracle on other inputs (a wider table, negated sines, a flipped
 ``norm_first``...) or by a transformation of its output (columns swapped, rows shifted); and
 by a property where the oracle cannot make it (frequencies that grow instead of shrinking).
 """
-
-from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -19,6 +18,7 @@ from torch import nn
 
 from .core import as_tensor, check_close
 from .guards import checked_plainly
+from .library_gpt import gpt2_holding
 
 __all__ = ["BLOCK_MISTAKES", "check_gpt_logits", "check_is_causal", "check_is_causal_of",
            "check_layer_norm", "check_positional_encoding", "check_rope", "check_rope_answer",
@@ -377,44 +377,33 @@ def check_is_causal_of(actual, f, x, expected: bool, name="is_causal") -> None:
 # -- the whole GPT ----------------------------------------------------------------------------
 
 
-def _sinusoidal_twin(model: nn.Module, positions=True, scale=True,
-                     final_norm=True) -> tuple[nn.Module, float]:
-    """The course's ``TinyGPT`` in float64 with ``model``'s weights (learned positions P in
-    place of its fixed table; zeros without ``positions``), and the factor for its logits:
-    with ``scale`` it holds E/√d and the factor √d undoes its √d lift; no final norm unless
-    ``final_norm``."""
-    from course_utils.models.gpt import TinyGPT
-
-    with torch.random.fork_rng(devices=[]):  # building a model draws weights: keep the test's
-        twin = TinyGPT(replace(model.config, positions="sinusoidal")).double().eval()
-    weights = {k: v for k, v in model.state_dict().items() if k != "position_embedding.weight"}
-    twin.load_state_dict(weights)
-    root_d = model.config.d_model ** 0.5
-    with torch.no_grad():
-        twin.positions.copy_(model.position_embedding.weight if positions else 0.0)
-        if scale:
-            twin.token_embedding.weight.div_(root_d)
+def _gpt2_logits(model: nn.Module, ids: torch.Tensor, positions=True, lifted=False,
+                 final_norm=True) -> torch.Tensor:
+    """The logits (batch, n, V) of Hugging Face's GPT-2 holding ``model``'s weights
+    (:func:`~course_utils.checks.library_gpt.gpt2_holding`), float64: its positions P, or
+    none without ``positions``; the token rows lifted by √d with ``lifted``; no final norm
+    unless ``final_norm``."""
+    table = model.position_embedding.weight
+    twin = gpt2_holding(model, table if positions else torch.zeros_like(table))
     if not final_norm:
-        twin.norm = nn.Identity()
-    return twin, (root_d if scale else 1.0)
-
-
-def _logits(model: nn.Module, ids: torch.Tensor, **changes) -> torch.Tensor:
-    """The logits of :func:`_sinusoidal_twin` with ``changes``, (batch, n, V), float64."""
-    twin, factor = _sinusoidal_twin(model, **changes)
+        twin.transformer.ln_f = nn.Identity()
+    ids = torch.as_tensor(ids).long().cpu()
     with torch.no_grad():
-        return twin(ids) * factor
+        if lifted:
+            rows = twin.transformer.wte(ids) * model.config.d_model ** 0.5
+            return twin(inputs_embeds=rows).logits
+        return twin(input_ids=ids).logits
 
 
 @checked_plainly
 def check_gpt_logits(actual, ids, model: nn.Module, run_block, name="gpt_logits") -> None:
     """Fail unless ``actual`` are the logits of ``model`` (a learned-positions ``TinyGPT``) on
-    ``ids`` (run_block: the test's blocks): the sinusoidal ``TinyGPT`` with its weights."""
+    ``ids`` (run_block: the test's blocks): Hugging Face's GPT-2 holding its weights."""
     if getattr(getattr(model, "config", None), "positions", None) != "learned":
         raise ValueError("model must be a TinyGPT with learned positions")
     mistakes = {
-        BLOCK_MISTAKES["gpt_scaled"]: _logits(model, ids, scale=False),
-        BLOCK_MISTAKES["gpt_no_positions"]: _logits(model, ids, positions=False),
-        BLOCK_MISTAKES["gpt_no_final_norm"]: _logits(model, ids, final_norm=False),
+        BLOCK_MISTAKES["gpt_scaled"]: _gpt2_logits(model, ids, lifted=True),
+        BLOCK_MISTAKES["gpt_no_positions"]: _gpt2_logits(model, ids, positions=False),
+        BLOCK_MISTAKES["gpt_no_final_norm"]: _gpt2_logits(model, ids, final_norm=False),
     }
-    check_close(actual, _logits(model, ids), name, atol=1e-4, mistakes=mistakes)
+    check_close(actual, _gpt2_logits(model, ids), name, atol=1e-4, mistakes=mistakes)

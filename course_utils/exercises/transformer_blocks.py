@@ -41,7 +41,7 @@ EXERCISES = (
                                      "(its layer norms, linear layers, activation and "
                                      "attention)",
                  modules=DEFAULT.modules + MODEL_MODULES,
-                 torch_ops=ELEMENTARY | MODEL_OPS | {"multi_head_attention_forward"}),
+                 torch_ops=ELEMENTARY | MODEL_OPS),
              twins=("course_utils.models.transformer.TransformerBlock.forward",
                     "course_utils.checks.transformer_blocks._pytorch_block",
                     "torch.nn.TransformerEncoderLayer.forward",
@@ -61,7 +61,6 @@ EXERCISES = (
                  says=DEFAULT.says + ", the model's own layers, and the block function it is "
                                      "given",
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
-             twins=("course_utils.models.gpt.TinyGPT.forward",
-                    "course_utils.checks.transformer_blocks._logits",
-                    "course_utils.checks.transformer_blocks._sinusoidal_twin")),
+             twins=("course_utils.checks.library_gpt.gpt2_holding",
+                    "course_utils.checks.transformer_blocks._gpt2_logits")),
 )

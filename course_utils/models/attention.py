@@ -13,9 +13,8 @@ for the computation itself as exercises; the course holds no version of its own.
 - ``MultiHeadAttention`` is ``nn.MultiheadAttention(embed_dim, num_heads, bias=bias,
   batch_first=True)`` with the mask convention of ``attention_weights``
   (``nn.MultiheadAttention`` blocks where its mask is True) and one map of weights per
-  head: PyTorch's ``F.multi_head_attention_forward`` when the weights are asked for, else
-  its in-projection, ``F.scaled_dot_product_attention`` on the heads and its
-  out-projection (as the fused path of ``nn.MultiheadAttention`` itself).
+  head. It computes with PyTorch's ``F.multi_head_attention_forward``, which runs
+  ``F.scaled_dot_product_attention`` on the heads when the weights are not asked for.
 
 Shapes: q is (..., n_q, d_k), k is (..., n_k, d_k). Everything runs on the device of its
 inputs.
@@ -76,7 +75,7 @@ class MultiHeadAttention(nn.MultiheadAttention):
     stacked, as ``nn.Linear`` stores transposes; ``in_proj_bias``; ``out_proj``), its
     initialisation, then W_O drawn once more and b_O = 0 (the draws this layer always made:
     a seed gives the weights it always gave), and its computation (see the module's
-    docstring). ``attend`` computes the heads; 07's linear attention replaces it.
+    docstring).
 
     ``forward(query, key=None, value=None, mask=None, causal=False, need_weights=False)``
 
@@ -140,48 +139,27 @@ class MultiHeadAttention(nn.MultiheadAttention):
             allowed = torch.ones(query.shape[1], key.shape[1], dtype=torch.bool,
                                  device=query.device).tril()
             mask, causal = allowed if mask is None else mask & allowed, False
-        if need_weights:
-            output, weights = self._with_weights(query, key, value, mask)
-        else:
-            output, weights = self._fused(query, key, value, mask, causal), None
+        output, weights = self._computed(query, key, value, mask, causal, need_weights)
         if unbatched:
             output = output.squeeze(0)
             weights = None if weights is None else weights.squeeze(0)
         return output, weights
 
-    def attend(self, q, k, v, mask=None, causal=False):
-        """The heads' outputs (batch, heads, n_q, d_h) of the heads' queries, keys and
-        values: ``F.scaled_dot_product_attention``, with the layer's dropout in training."""
-        return F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, is_causal=causal,
-            dropout_p=self.dropout if self.training else 0.0,
-        )  # fmt: skip
-
-    def _fused(self, query, key, value, mask, causal):
-        """``attend`` between the input and output projections of ``nn.MultiheadAttention``'s
-        parameters, on checked batched inputs: the output only."""
-        w, b = self.in_proj_weight, self.in_proj_bias
-        if key is query and value is query:  # self-attention: one matrix product
-            q, k, v = F.linear(query, w, b).chunk(3, dim=-1)
+    def _computed(self, query, key, value, mask, causal, need_weights):
+        """``F.multi_head_attention_forward`` on checked batched inputs: (output, weights or
+        None). With ``causal`` and no mask it passes PyTorch's ``is_causal`` hint, so the
+        fused kernel skips the masked half."""
+        shape = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
+        if causal:
+            blocked = torch.ones(shape[2:], dtype=torch.bool, device=query.device).triu(1)
         else:
-            w_q, w_k, w_v = w.chunk(3)
-            b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
-            q, k, v = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
-        heads = self.attend(*(x.unflatten(-1, (self.num_heads, -1)).transpose(1, 2)
-                              for x in (q, k, v)), mask=mask, causal=causal)
-        return self.out_proj(heads.transpose(1, 2).flatten(-2))
-
-    def _with_weights(self, query, key, value, mask):
-        """``F.multi_head_attention_forward`` on checked batched inputs: (output, weights)."""
-        blocked = None
-        if mask is not None:
-            shape = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
-            blocked = ~mask.expand(shape).reshape(-1, *shape[2:])
+            blocked = None if mask is None else ~mask.expand(shape).reshape(-1, *shape[2:])
         output, weights = F.multi_head_attention_forward(
             *(x.transpose(0, 1) for x in (query, key, value)), self.embed_dim, self.num_heads,
             self.in_proj_weight, self.in_proj_bias, None, None, False, self.dropout,
             self.out_proj.weight, self.out_proj.bias, training=self.training,
-            attn_mask=blocked, average_attn_weights=False,
+            need_weights=need_weights, attn_mask=blocked, average_attn_weights=False,
+            is_causal=causal,
         )  # fmt: skip
         return output.transpose(0, 1), weights
 

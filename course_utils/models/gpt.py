@@ -1,31 +1,25 @@
-"""A tiny GPT: a decoder-only language model made of the course's transformer blocks.
+"""A tiny GPT's pieces, and what trains and samples a model built from them.
 
-``GPTConfig(causal=False)`` leaves the causal mask out of every block: notebook 06 trains
-such a model on the next token to show the leak.
+``TinyGPT`` holds the pieces of a decoder-only language model and computes nothing: E, the
+V × d token embedding (entries of standard deviation 0.05 at the start), a position table
+(the fixed sinusoids PE of ``course_utils.models.transformer.sinusoidal_positions``, or a
+table P learned with the rest), L pre-LN blocks and a final layer norm; there is no other
+weight. How they assemble into a forward pass is the students' to write: notebook 06's
+``YourGPT`` and notebook 09's ``YourBERT`` are subclasses whose ``forward`` is an answer
+cell. ``GPTConfig(causal=False)`` records that a model's blocks should run without the
+causal mask (06 trains such a model to show the leak); the forward pass reads it.
 
-A sequence of n token ids x_1 … x_n (n ≤ ``block_size``) gives n rows of logits, one
-score per vocabulary entry. The pieces: E, the V × d token embedding (entries of standard
-deviation 0.05 at the start), the fixed sinusoidal positions PE of
-``course_utils.models.transformer.sinusoidal_positions``, L pre-LN blocks (with the causal
-mask unless the config says ``causal=False``) and a final layer norm; there is no other
-weight. How they assemble is what notebook 06's exercise 6 asks for (there with a learned
-position table), so it is not written out here.
-
-Because every block is causal (the default), row t of the logits depends on x_1 … x_t only, and
-softmax(logits_t) is the model's p(x_{t+1} | x_≤t). Training minimises the next-token
-loss on windows of n + 1 tokens x_1 … x_{n+1}: the model reads x_1 … x_n, and position t
-is scored on x_{t+1} (the last one on the window's extra token x_{n+1}), the cross-entropy
+A forward pass maps n token ids x_1 … x_n (n ≤ ``block_size``) to n rows of logits, one
+score per vocabulary entry. When every block is causal, row t depends on x_1 … x_t only, and
+softmax(logits_t) is the model's p(x_{t+1} | x_≤t). Training minimises the next-token loss
+on windows of n + 1 tokens x_1 … x_{n+1}: the model reads x_1 … x_n, and position t is
+scored on x_{t+1} (the last one on the window's extra token x_{n+1}), the cross-entropy
 
     loss = −(1/n) Σ_{t=1}^{n} log p(x_{t+1} | x_≤t)
 
 averaged over the positions (and the batch). A uniform guess p = 1/V scores ln V
 (``uniform_loss``), the baseline a model has to beat. ``generate`` samples new tokens
 one at a time from softmax(logits / temperature) of the last position.
-
-``GPTConfig(positions="learned")`` builds the pieces of another assembly instead: a learned
-position table P (``position_embedding``, block_size × d, initialised like E) in place of
-PE. ``TinyGPT`` computes no forward pass for it: notebook 06's student writes that one (its
-``YourGPT``), and the training loop and ``generate`` run it like any other.
 
 Everything runs on the device of the model; ids passed in must be on that device.
 """
@@ -43,7 +37,6 @@ from course_utils.validation import (
     integer,
     number,
     positive_int,
-    same_device,
 )
 
 from .transformer import TransformerBlock, sinusoidal_positions
@@ -57,11 +50,11 @@ class GPTConfig:
     tokens), ``d_model`` d, ``n_layers`` L blocks of ``n_heads`` heads each (d must be
     divisible by it), ``dim_feedforward`` (the width of each block's feed-forward layer)
     and ``dropout`` (in [0, 1), inside the blocks, in training only). ``positions`` is
-    "sinusoidal" (the fixed table PE, which ``TinyGPT.forward`` adds) or "learned" (a
-    table P learned with the rest, whose forward pass the subclass supplies). ``norm_first=False``
+    "sinusoidal" (the fixed table PE) or "learned" (a table P learned with the rest).
+    ``norm_first=False``
     builds post-LN blocks instead of GPT's pre-LN ones, for the comparison of notebook 06
-    (the final LN stays). ``causal=False`` leaves the causal mask out of every block: every
-    position attends to every position, as in BERT's encoder.
+    (the final LN stays). ``causal=False`` asks the forward pass to leave the causal mask out
+    of every block: every position attends to every position, as in BERT's encoder.
     """
 
     vocab_size: int
@@ -96,18 +89,19 @@ class GPTConfig:
 
 
 class TinyGPT(nn.Module):
-    """A decoder-only language model: ``forward(ids)`` gives the next-token logits.
+    """The pieces of a decoder-only language model; a subclass's ``forward(ids)`` gives the
+    next-token logits.
 
     Layers: ``token_embedding`` E (V × d, initialised N(0, 0.05²)), the non-persistent
     buffer ``positions`` (PE, block_size × d, not saved in the ``state_dict``), ``blocks``
-    (L ``TransformerBlock``s, pre-LN with GELU, called with ``causal=config.causal``) and
-    ``norm`` (the final LN). With ``positions="learned"`` the buffer is replaced by
-    ``position_embedding`` (P, an ``nn.Embedding`` of block_size rows, initialised
-    N(0, 0.05²)), and ``forward`` is left to a subclass.
+    (L ``TransformerBlock``s, pre-LN with GELU: ``block(h, causal=...)`` runs one on h of
+    shape (batch, n, d)) and ``norm`` (the final LN). With ``positions="learned"`` the
+    buffer is replaced by ``position_embedding`` (P, an ``nn.Embedding`` of block_size rows,
+    initialised N(0, 0.05²)).
 
-    ``forward(ids)``: ids is an integer tensor of shape (batch, n) or (n,) with
-    1 ≤ n ≤ block_size and 0 ≤ ids < vocab_size; returns the logits, (batch, n,
-    vocab_size) or (n, vocab_size).
+    A subclass's ``forward(ids)`` takes an integer tensor of shape (batch, n) or (n,) with
+    1 ≤ n ≤ block_size and 0 ≤ ids < vocab_size and returns the logits, (batch, n, V) or
+    (n, V); ``train_language_model`` and ``generate`` call it.
     """
 
     def __init__(self, config: GPTConfig):
@@ -132,33 +126,11 @@ class TinyGPT(nn.Module):
         return TransformerBlock(c.d_model, c.n_heads, c.dim_feedforward, c.dropout,
                                 activation="gelu", norm_first=c.norm_first)  # fmt: skip
 
-    def _run_block(self, block: nn.Module, h: torch.Tensor) -> torch.Tensor:
-        """H_l = Block_l(H_{l−1}), h of shape (batch, n, d), with the causal mask unless
-        the config says ``causal=False``."""
-        return block(h, causal=self.config.causal)
-
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        if self.config.positions != "sinusoidal":
-            raise NotImplementedError(
-                "TinyGPT computes the forward pass of sinusoidal positions only; a model with "
-                f"positions={self.config.positions!r} gets its forward from a subclass"
-            )
-        ids = check_ids(ids, self.config.vocab_size)
-        same_device(ids=ids, model=self.positions)
-        n = ids.shape[-1]
-        if n > self.config.block_size:
-            raise ValueError(
-                f"ids must have at most block_size={self.config.block_size} positions "
-                f"(the model's context length); got shape {tuple(ids.shape)}"
-            )
-        unbatched = ids.dim() == 1
-        if unbatched:
-            ids = ids.unsqueeze(0)
-        h = self.token_embedding(ids) * math.sqrt(self.config.d_model) + self.positions[:n]
-        for block in self.blocks:
-            h = self._run_block(block, h)
-        logits = F.linear(self.norm(h), self.token_embedding.weight)
-        return logits.squeeze(0) if unbatched else logits
+        raise NotImplementedError(
+            "TinyGPT holds the pieces only: a subclass supplies the forward pass (notebook 06's "
+            "YourGPT, notebook 09's YourBERT)"
+        )
 
 
 def check_ids(ids, vocab_size: int) -> torch.Tensor:

@@ -1,10 +1,10 @@
-"""Training the tiny GPT: ``TinyGPT`` (the course's blocks) beside the same model built from
-``nn.TransformerEncoderLayer`` with a causal mask, started from the same weights. One full
-step (forward, next-token loss, backward, AdamW step) of each is timed in turn on the same
-batch of Wikipedia text in a byte-level BPE of 256 merges (so a busy machine slows both
-alike; the best round of each counts). The rows give training tokens/s, the note the ratio
-of the two step times and the largest difference of the first losses. On the CPU and on the
-GPU when there is one."""
+"""Training the tiny GPT: the course's blocks (the tests' ``AssembledGPT``) beside the same
+model built from ``nn.TransformerEncoderLayer`` with a causal mask, started from the same
+weights. One full step (forward, next-token loss, backward, AdamW step) of each is timed in
+turn on the same batch of Wikipedia text in a byte-level BPE of 256 merges (so a busy
+machine slows both alike; the best round of each counts). The rows give training tokens/s,
+the note the ratio of the two step times and the largest difference of the first losses.
+On the CPU and on the GPU when there is one."""
 
 import time
 
@@ -14,7 +14,7 @@ from course_utils.data import wikipedia_text
 from course_utils.models.gpt import GPTConfig, TinyGPT, next_token_loss, random_batch
 from course_utils.tokens.byte_bpe import train_byte_bpe
 from tests.benchmarks.timing import Row, on_each_device, synchronize
-from tests.support.peers import TorchLayersGPT
+from tests.support.peers import AssembledGPT, TorchLayersGPT
 
 TEXT_CHARS = 200_000
 MERGES = 256
@@ -43,7 +43,7 @@ def rows(device: torch.device) -> list[Row]:
     config = GPTConfig(tokenizer.n_vocab, block_size=128, d_model=128, n_layers=4, n_heads=4,
                        dim_feedforward=512)  # fmt: skip
     torch.manual_seed(0)
-    ours = TinyGPT(config).to(device)
+    ours = AssembledGPT(config).to(device)
     theirs = TorchLayersGPT(config).to(device)
     theirs.load_state_dict(ours.state_dict())
     steps = [training_step(ours), training_step(theirs)]
@@ -66,7 +66,7 @@ def rows(device: torch.device) -> list[Row]:
         f"first losses differ by {abs(first_losses[0] - first_losses[1]):.1e}"
     )
     return [
-        Row(task, "course_utils TinyGPT", tokens / best[0], "tokens/s", note),
+        Row(task, "the course's blocks", tokens / best[0], "tokens/s", note),
         Row(task, "nn.TransformerEncoderLayer", tokens / best[1], "tokens/s"),
     ]
 

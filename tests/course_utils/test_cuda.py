@@ -20,7 +20,7 @@ import torch
 
 from course_utils.device import get_device
 from course_utils.models.attention import MultiHeadAttention
-from course_utils.models.gpt import GPTConfig, TinyGPT, generate, random_batch, train_language_model
+from course_utils.models.gpt import GPTConfig, generate, random_batch, train_language_model
 from course_utils.models.linear_attention import (
     FMM_FEATURE_MAPS,
     banded_attention,
@@ -33,6 +33,7 @@ from tests.support.linear_attention import (
     linear_attention,
     recurrent_linear_attention,
 )
+from tests.support.peers import AssembledGPT
 
 pytestmark = [
     pytest.mark.cuda,
@@ -107,7 +108,7 @@ def tiny_gpt_training(device, dtype):
     config = GPTConfig(vocab_size=40, block_size=16, d_model=32, n_layers=2, n_heads=4,
                        dim_feedforward=64)  # fmt: skip
     torch.manual_seed(3)
-    model = TinyGPT(config).to(device, dtype)
+    model = AssembledGPT(config).to(device, dtype)
     generator = torch.Generator().manual_seed(4)
     ids = torch.randint(config.vocab_size, (500,), generator=generator).to(device)
     losses = train_language_model(model, ids, steps=5, batch_size=8, lr=3e-3, progress=False)
@@ -206,7 +207,7 @@ def test_gpt_windows_are_the_cpus_and_generation_repeats_with_a_cuda_generator()
     assert windows[1].device.type == "cuda"
     assert torch.equal(windows[1].cpu(), windows[0])
     torch.manual_seed(2)
-    model = TinyGPT(GPTConfig(vocab_size=40, block_size=16, d_model=32)).to(CUDA)
+    model = AssembledGPT(GPTConfig(vocab_size=40, block_size=16, d_model=32)).to(CUDA)
     runs = [generate(model, ids[:5].cuda(), 20, generator=torch.Generator(CUDA).manual_seed(3))
             for _ in range(2)]  # fmt: skip
     assert runs[0].device.type == "cuda" and runs[0].shape == (25,)

@@ -19,7 +19,6 @@ from course_utils.device import cpu_threads, get_device, set_seed
 from course_utils.models.attention import MultiHeadAttention, attention_weights
 from course_utils.models.gpt import (
     GPTConfig,
-    TinyGPT,
     generate,
     next_token_loss,
     random_batch,
@@ -46,6 +45,7 @@ from tests.support.linear_attention import (
     linear_attention,
     recurrent_linear_attention,
 )
+from tests.support.peers import AssembledGPT
 
 
 def test_override_to_cpu(monkeypatch):
@@ -261,7 +261,7 @@ def minilm(device, dtype):
 def gpt(device, dtype):
     torch.manual_seed(0)
     config = GPTConfig(vocab_size=20, block_size=8, d_model=16, n_heads=2, dim_feedforward=32)
-    model = TinyGPT(config).to(device, dtype)
+    model = AssembledGPT(config).to(device, dtype)
     ids = torch.randint(20, (60,), generator=torch.Generator().manual_seed(0)).to(device)
     return lambda: (
         train_language_model(model, ids, steps=2, batch_size=3, progress=False),

@@ -245,10 +245,15 @@ def best_span(start_scores, end_scores, max_length):
 # --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
 
 CHEAT = {
-    "calls_the_holders_forward": {
+    "calls_the_checks_gpt2": {
         "encoder_logits": Cheat("""
 def encoder_logits(ids, model):
-    return TinyGPT.forward(model, ids)[..., :-1]
+    from course_utils.checks.library_gpt import gpt2_holding
+    twin = gpt2_holding(model, model.positions)
+    rows = twin.transformer.wte(ids.cpu()) * model.config.d_model ** 0.5
+    every = torch.ones(ids.shape[0], 1, ids.shape[1], ids.shape[1], dtype=torch.bool)
+    logits = twin(inputs_embeds=rows, attention_mask=every).logits[..., :-1]
+    return logits.to(model.token_embedding.weight)
 """, zero=True),
     },
     "loss_module": {

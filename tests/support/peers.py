@@ -1,10 +1,13 @@
 """Other libraries' implementations, set up the same way for the tests and the benchmarks."""
 
+import math
+
 import torch
+import torch.nn.functional as F
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 from torch import nn
 
-from course_utils.models.gpt import TinyGPT
+from course_utils.models.gpt import TinyGPT, check_ids
 from course_utils.tokens.pre_tokenizer import CL100K_PATTERN
 
 
@@ -26,7 +29,31 @@ def train_hugging_face_bpe(text: str, k: int) -> Tokenizer:
     return tokenizer
 
 
-class TorchLayersGPT(TinyGPT):
+class AssembledGPT(TinyGPT):
+    """``TinyGPT`` with a forward pass, for the tests and the benchmarks (the course ships
+    none: notebooks 06 and 09 ask for it): H_0 = √d E[x] + PE, the blocks (causal unless the
+    config says ``causal=False``), the final layer norm, and the tied output layer
+    H_L Eᵀ. ids (batch, n) or (n,) give logits (batch, n, V) or (n, V)."""
+
+    def _run_block(self, block: nn.Module, h: torch.Tensor) -> torch.Tensor:
+        return block(h, causal=self.config.causal)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        ids = check_ids(ids, self.config.vocab_size)
+        if ids.shape[-1] > self.config.block_size:
+            raise ValueError(f"ids must have at most block_size={self.config.block_size} "
+                             f"positions; got shape {tuple(ids.shape)}")
+        unbatched = ids.dim() == 1
+        ids = ids.unsqueeze(0) if unbatched else ids
+        n = ids.shape[-1]
+        h = self.token_embedding(ids) * math.sqrt(self.config.d_model) + self.positions[:n]
+        for block in self.blocks:
+            h = self._run_block(block, h)
+        logits = F.linear(self.norm(h), self.token_embedding.weight)
+        return logits.squeeze(0) if unbatched else logits
+
+
+class TorchLayersGPT(AssembledGPT):
     """``TinyGPT`` with PyTorch's ``nn.TransformerEncoderLayer`` (pre-LN, GELU) as its blocks,
     called with a causal mask (True = blocked above the diagonal) unless the config says
     ``causal=False``: the same model, whose ``state_dict`` has the same keys, so it loads a

@@ -1,4 +1,8 @@
-"""course_utils.models.gpt against PyTorch's own layers, hand computations and the data itself."""
+"""course_utils.models.gpt against PyTorch's own layers, hand computations and the data itself.
+
+The course's ``TinyGPT`` holds pieces and computes nothing (the students write its forward
+pass); the tests run the course's blocks, loss, training loop and sampling in
+``AssembledGPT``, the tests' own assembly, and check it against PyTorch's layers."""
 
 import copy
 import dataclasses
@@ -20,7 +24,7 @@ from course_utils.models.gpt import (
 )
 from course_utils.models.transformer import sinusoidal_positions
 from course_utils.tokens.byte_bpe import train_byte_bpe
-from tests.support.peers import TorchLayersGPT
+from tests.support.peers import AssembledGPT, TorchLayersGPT
 
 DEVICE = get_device()
 SMALL = GPTConfig(vocab_size=50, block_size=16, d_model=32, n_layers=2, n_heads=4,
@@ -28,7 +32,7 @@ SMALL = GPTConfig(vocab_size=50, block_size=16, d_model=32, n_layers=2, n_heads=
 TEXT = "the cat sat on the mat. the dog sat on the log. " * 20
 
 
-def model_with(config=SMALL, seed=0, cls=TinyGPT):
+def model_with(config=SMALL, seed=0, cls=AssembledGPT):
     torch.manual_seed(seed)
     return cls(config).to(DEVICE)
 
@@ -55,7 +59,7 @@ def trained(text_ids):
     return model.eval()
 
 
-# -- the forward pass -------------------------------------------------------------------
+# -- the course's blocks in a GPT ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -311,14 +315,15 @@ def test_config_rejects_bad_sizes(changes, error, match):
         GPTConfig(**sizes)
 
 
-def test_learned_positions_give_the_pieces_and_leave_the_forward_pass_to_a_subclass(text_ids):
+def test_the_course_model_holds_pieces_and_leaves_every_forward_pass_to_a_subclass(text_ids):
     ids, tokenizer = text_ids
     config = dataclasses.replace(SMALL, vocab_size=tokenizer.n_vocab, positions="learned")
     model = TinyGPT(config).to(DEVICE)
     assert model.position_embedding.weight.shape == (config.block_size, config.d_model)
     assert not hasattr(model, "positions")
-    with pytest.raises(NotImplementedError, match="gets its forward from a subclass"):
-        model(ids[:5])
+    for pieces in (model, TinyGPT(dataclasses.replace(config, positions="sinusoidal"))):
+        with pytest.raises(NotImplementedError, match="a subclass supplies the forward pass"):
+            pieces.to(DEVICE)(ids[:5])
 
     class Learned(TinyGPT):       # one assembly a subclass may choose: the training loop runs it
         def forward(self, ids):
