@@ -67,9 +67,8 @@ BLOCK_MISTAKES = {
     "no_causal": "with causal=True your block still lets token i see later tokens: pass "
     "causal on to the attention it is given",
     "unwanted_causal": "you applied a causal mask although causal=False",
-    "residual_from_norm": "each residual adds the normalised input instead of the input "
-    "itself: in a pre-LN block the layer norm feeds only the sub-layer, and the sum carries "
-    "x on unchanged (your two pre-LN equations of exercise 4)",
+    "residual_from_norm": "each residual adds the normalised input, not the input itself: in "
+    "pre-LN the norm feeds only the sub-layer (your pre-LN equations of exercise 4)",
     "gpt_no_positions": "your logits do not change when the positions do: the blocks cannot "
     "tell where a token is (decision 1 of exercise 6)",
     "gpt_scaled": "your token rows and position rows enter the blocks in another balance than "
@@ -271,11 +270,10 @@ def check_layer_norm(actual, x, gamma, beta, eps: float = 1e-5, name="layer_norm
 
 def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool, norm_first=None,
                    activation=None, sa_residual=True, ff_residual=True,
-                   residual_from_norm=False) -> torch.Tensor:
-    """``nn.TransformerEncoderLayer`` in float64 with ``block``'s weights, on x. For a
-    mistake: with the other ``norm_first`` or another activation, without the residual
-    around a sub-layer (its step then returns f(z) − r, with r what PyTorch adds to it), or,
-    pre-LN, with each residual adding the step's normalised input z (it returns f(z) + z − r)."""
+                   from_norm=False) -> torch.Tensor:
+    """``nn.TransformerEncoderLayer`` in float64 with ``block``'s weights, on x; for a mistake,
+    another ``norm_first`` or activation, or a sub-layer's residual dropped (its step returns
+    f(z) − r, r what PyTorch adds to it) or, pre-LN, replaced by z (f(z) + z − r)."""
     attention = block.self_attn
     with torch.random.fork_rng(devices=[]):  # building a layer draws weights: keep the test's
         layer = nn.TransformerEncoderLayer(
@@ -287,16 +285,14 @@ def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool, norm_first=N
     layer.load_state_dict(block.state_dict())
     layer.train()  # no dropout: only keeps PyTorch on its plain path, through the steps below
     sa, ff = layer._sa_block, layer._ff_block
-    if not sa_residual:  # PyTorch adds the block's input x to the self-attention's step
-        layer._sa_block = lambda z, *args, **kwargs: sa(z, *args, **kwargs) - x
+    if not sa_residual or from_norm:  # PyTorch adds the block's input x to this step
+        layer._sa_block = lambda z, *args, **kwargs: sa(z, *args, **kwargs) - x + from_norm * z
     if not ff_residual and not layer.norm_first:  # post-LN adds the step's own input
         layer._ff_block = lambda z: ff(z) - z
-    if residual_from_norm:  # pre-LN adds x to the first step
-        layer._sa_block = lambda z, *args, **kwargs: sa(z, *args, **kwargs) + z - x
     n = x.shape[-2]
     future = torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None
     with torch.no_grad():
-        if residual_from_norm:  # the second step gets z, PyTorch adds the first sum h
+        if from_norm:  # the second step gets z, PyTorch adds the first sum h
             layer._ff_block = torch.zeros_like
             h = layer(x, src_mask=future)
             layer._ff_block = lambda z: ff(z) + z - h
@@ -311,17 +307,12 @@ def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool, norm_first=N
 def check_transformer_block(actual, x, block: nn.Module, attention, causal: bool = False,
                             name="transformer_block") -> None:
     """Fail unless ``actual`` equals ``nn.TransformerEncoderLayer`` loaded with ``block``'s
-    weights (the course's ``TransformerBlock``, in eval mode) on x (batch, n, d_model).
-    ``attention(h, self_attn, causal)``, the self-attention the test handed the answer, is
-    a right one (PyTorch's, with the weights ``self_attn`` holds): the oracle computes its
-    own."""
+    weights (the course's ``TransformerBlock``, in eval mode) on x (batch, n, d_model);
+    ``attention``, the right one the test handed the answer, is not the oracle's."""
     x = as_tensor(x, "x")
-    if not callable(attention):
-        raise TypeError(f"attention must be a function (h, self_attn, causal); got {attention!r}")
     mistakes = {
         BLOCK_MISTAKES["norm_order"]: _pytorch_block(block, x, causal, not block.norm_first),
-        BLOCK_MISTAKES["no_activation"]: _pytorch_block(block, x, causal,
-                                                        activation=nn.Identity()),
+        BLOCK_MISTAKES["no_activation"]: _pytorch_block(block, x, causal, activation=nn.Identity()),
         BLOCK_MISTAKES["no_causal" if causal else "unwanted_causal"]:
             _pytorch_block(block, x, not causal),
     }
@@ -330,8 +321,8 @@ def check_transformer_block(actual, x, block: nn.Module, attention, causal: bool
         mistakes[BLOCK_MISTAKES[key]] = _pytorch_block(block, x, causal, sa_residual=residual[0],
                                                        ff_residual=residual[1])
     if block.norm_first:
-        mistakes[BLOCK_MISTAKES["residual_from_norm"]] = _pytorch_block(
-            block, x, causal, residual_from_norm=True)
+        mistakes[BLOCK_MISTAKES["residual_from_norm"]] = _pytorch_block(block, x, causal,
+                                                                         from_norm=True)
     check_close(actual, _pytorch_block(block, x, causal), name, atol=1e-4, mistakes=mistakes)
 
 
