@@ -124,6 +124,11 @@ WRONG = {
         "is_causal": causal_with(rows=""),
     },
     "off_by_one_and_no_residual": {
+        # not graded in 06: only the block's own mistake costs exercise 4's points
+        "my_attention": """
+def my_attention(h, self_attn, causal=False):
+    return torch.zeros_like(h)
+""",
         "positional_encoding": positions_with(first="1"),
         "layer_norm": norm_with(scale="(torch.sqrt(var) + eps)"),
         "transformer_block": block_with(keep="0"),
@@ -254,8 +259,25 @@ def is_causal(f, x):
     return not bool((leak[future] > 1e-6).any())
 """
 
+LOOP_ATTENTION = """
+def my_attention(h, self_attn, causal=False):
+    batch, n, d = h.shape
+    d_h = d // self_attn.num_heads
+    W, b = self_attn.in_proj_weight, self_attn.in_proj_bias
+    heads = []
+    for r in range(self_attn.num_heads):                 # one head at a time
+        q, k, v = (h @ W[c + r * d_h:c + (r + 1) * d_h].T + b[c + r * d_h:c + (r + 1) * d_h]
+                   for c in (0, d, 2 * d))
+        s = q @ k.transpose(-2, -1) / math.sqrt(d_h)
+        if causal:
+            s = s + torch.full((n, n), float("-inf")).triu(1)
+        heads.append(torch.softmax(s, dim=-1) @ v)
+    return torch.cat(heads, dim=-1) @ self_attn.out_proj.weight.T + self_attn.out_proj.bias
+"""
+
 CORRECT = {
     "numpy_and_weights": {
+        "my_attention": LOOP_ATTENTION,
         "positional_encoding": NUMPY_POSITIONS,
         "layer_norm": STD_NORM,
         "transformer_block": WEIGHTS_BLOCK,
@@ -274,6 +296,24 @@ def gpt_logits(ids, model, run_block):
         "layer_norm": LOOP_NORM,
         "is_causal": JACOBIAN_CAUSAL,
     },
+}
+
+# --- a slip in the attention of notebook 05 (no biases, the scale of the whole width) costs
+# no point in 06: exercise 4's tests hand the block PyTorch's attention ------------------------
+
+CORRECT["slip_in_the_attention"] = {
+    "my_attention": """
+def my_attention(h, self_attn, causal=False):
+    batch, n, d = h.shape
+    d_h = d // self_attn.num_heads
+    q, k, v = [t.reshape(batch, n, self_attn.num_heads, d_h).transpose(1, 2)
+               for t in (h @ self_attn.in_proj_weight.T).split(d, dim=-1)]
+    s = q @ k.transpose(-2, -1) / math.sqrt(d)
+    if causal:
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    out = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(batch, n, d)
+    return out @ self_attn.out_proj.weight.T
+""",
 }
 
 # --- answers that update their inputs in place: graded on what they return ------------------
