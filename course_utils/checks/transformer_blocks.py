@@ -1,5 +1,5 @@
 """Diagnostic checks for notebook 06: positional encodings, rotary position embeddings, layer
-norm, one block, causality.
+norm, one block around a given attention, causality.
 
 Expected values come from the libraries the exercises refuse, never from a formula written
 out here: the sinusoidal table of Hugging Face's DistilBERT, Hugging Face's GPT-J rotation
@@ -48,7 +48,8 @@ BLOCK_MISTAKES = {
     "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE rotates each pair "
     "(x_2i, x_2i+1) by the angle pos·ω_i instead (a multiplication, not a sum)",
     "unbiased": "you used the unbiased variance (dividing by d − 1, as torch.var and "
-    "torch.std do by default): look at what σ² divides by in the formula of section 2",
+    "torch.std do by default: the one-token prediction of section 2): σ² is the spread of "
+    "the d features themselves, not an estimate from a sample",
     "across_tokens": "you normalised each feature across the tokens: that is batch "
     "normalisation; layer norm normalises each token over its own features",
     "eps_outside": "you added eps to the standard deviation: check where ε sits in the "
@@ -63,9 +64,11 @@ BLOCK_MISTAKES = {
     "no_attention_residual": "the residual around the self-attention is missing (section 3)",
     "no_ff_residual": "the residual around the feed-forward layer is missing (section 3)",
     "no_activation": "the feed-forward layer has no activation (FF in section 3)",
-    "no_causal": "with causal=True your self-attention still lets token i see later tokens "
-    "(notebook 05, section 4)",
+    "no_causal": "with causal=True your block still lets token i see later tokens: pass "
+    "causal on to the attention it is given",
     "unwanted_causal": "you applied a causal mask although causal=False",
+    "residual_from_norm": "each residual adds the normalised input, not the input itself: in "
+    "pre-LN the norm feeds only the sub-layer (your pre-LN equations of exercise 4)",
     "gpt_no_positions": "your logits do not change when the positions do: the blocks cannot "
     "tell where a token is (decision 1 of exercise 6)",
     "gpt_scaled": "your token rows and position rows enter the blocks in another balance than "
@@ -266,10 +269,11 @@ def check_layer_norm(actual, x, gamma, beta, eps: float = 1e-5, name="layer_norm
 
 
 def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool, norm_first=None,
-                   activation=None, sa_residual=True, ff_residual=True) -> torch.Tensor:
-    """``nn.TransformerEncoderLayer`` in float64 with ``block``'s weights, on x. For a
-    mistake: with the other ``norm_first`` or another activation, or without the residual
-    around a sub-layer (its step then returns f(z) − r, with r what PyTorch adds to it)."""
+                   activation=None, sa_residual=True, ff_residual=True,
+                   from_norm=False) -> torch.Tensor:
+    """``nn.TransformerEncoderLayer`` in float64 with ``block``'s weights, on x; for a mistake,
+    another ``norm_first`` or activation, or a sub-layer's residual dropped (its step returns
+    f(z) − r, r what PyTorch adds to it) or, pre-LN, replaced by z (f(z) + z − r)."""
     attention = block.self_attn
     with torch.random.fork_rng(devices=[]):  # building a layer draws weights: keep the test's
         layer = nn.TransformerEncoderLayer(
@@ -281,13 +285,17 @@ def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool, norm_first=N
     layer.load_state_dict(block.state_dict())
     layer.train()  # no dropout: only keeps PyTorch on its plain path, through the steps below
     sa, ff = layer._sa_block, layer._ff_block
-    if not sa_residual:  # PyTorch adds the block's input x to the self-attention's step
-        layer._sa_block = lambda z, *args, **kwargs: sa(z, *args, **kwargs) - x
+    if not sa_residual or from_norm:  # PyTorch adds the block's input x to this step
+        layer._sa_block = lambda z, *args, **kwargs: sa(z, *args, **kwargs) - x + from_norm * z
     if not ff_residual and not layer.norm_first:  # post-LN adds the step's own input
         layer._ff_block = lambda z: ff(z) - z
     n = x.shape[-2]
     future = torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None
     with torch.no_grad():
+        if from_norm:  # the second step gets z, PyTorch adds the first sum h
+            layer._ff_block = torch.zeros_like
+            h = layer(x, src_mask=future)
+            layer._ff_block = lambda z: ff(z) + z - h
         y = layer(x, src_mask=future)
         if not ff_residual and layer.norm_first:  # pre-LN adds h, the output without the step
             layer._ff_block = torch.zeros_like
@@ -296,15 +304,15 @@ def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool, norm_first=N
 
 
 @checked_plainly
-def check_transformer_block(actual, x, block: nn.Module, causal: bool = False,
+def check_transformer_block(actual, x, block: nn.Module, attention, causal: bool = False,
                             name="transformer_block") -> None:
     """Fail unless ``actual`` equals ``nn.TransformerEncoderLayer`` loaded with ``block``'s
-    weights (the course's ``TransformerBlock``, in eval mode) on x (batch, n, d_model)."""
+    weights (the course's ``TransformerBlock``, in eval mode) on x (batch, n, d_model);
+    ``attention``, the right one the test handed the answer, is not the oracle's."""
     x = as_tensor(x, "x")
     mistakes = {
         BLOCK_MISTAKES["norm_order"]: _pytorch_block(block, x, causal, not block.norm_first),
-        BLOCK_MISTAKES["no_activation"]: _pytorch_block(block, x, causal,
-                                                        activation=nn.Identity()),
+        BLOCK_MISTAKES["no_activation"]: _pytorch_block(block, x, causal, activation=nn.Identity()),
         BLOCK_MISTAKES["no_causal" if causal else "unwanted_causal"]:
             _pytorch_block(block, x, not causal),
     }
@@ -312,6 +320,9 @@ def check_transformer_block(actual, x, block: nn.Module, causal: bool = False,
                           ("no_ff_residual", (True, False))):
         mistakes[BLOCK_MISTAKES[key]] = _pytorch_block(block, x, causal, sa_residual=residual[0],
                                                        ff_residual=residual[1])
+    if block.norm_first:
+        mistakes[BLOCK_MISTAKES["residual_from_norm"]] = _pytorch_block(block, x, causal,
+                                                                         from_norm=True)
     check_close(actual, _pytorch_block(block, x, causal), name, atol=1e-4, mistakes=mistakes)
 
 

@@ -1,7 +1,6 @@
 """The exercises of 06_transformer_blocks: one record each (``course_utils.exercises``)."""
 
 from course_utils.exercises.allowance import (
-    ATTENTION,
     DEFAULT,
     ELEMENTARY,
     MODEL_MODULES,
@@ -34,25 +33,21 @@ EXERCISES = (
              twins=("torch.nn.functional.layer_norm",
                     "torch.nn.LayerNorm.forward"),
              torch_twins=NORMALISATIONS),
-    # computed from the given block's parts; the attention from its weights
+    # the given block's parts arranged around the attention the test hands it (a right one:
+    # PyTorch's, whose ops it may run); not the block's or PyTorch's whole layer
     Exercise("transformer_block", NOTEBOOK, points=4, check="check_transformer_block",
              allowance=Allowance(
-                 says=DEFAULT.says + ", and the block's own layers (its layer norms, linear "
-                                     "layers and activation; not its attention)",
+                 says=DEFAULT.says + ", the attention it is given, and the block's own layers "
+                                     "(its layer norms, linear layers, activation and "
+                                     "attention)",
                  modules=DEFAULT.modules + MODEL_MODULES,
-                 torch_ops=ELEMENTARY | MODEL_OPS - {"scaled_dot_product_attention",
-                                                     "multi_head_attention_forward"}),
+                 torch_ops=ELEMENTARY | MODEL_OPS),
              twins=("course_utils.models.transformer.TransformerBlock.forward",
-                    "course_utils.models.attention.MultiHeadAttention.forward",
-                    "course_utils.models.attention.MultiHeadAttention._computed",
-                    "course_utils.models.attention.attention_weights",
-                    "torch.nn.MultiheadAttention.forward",
-                    "course_utils.models.transformer.TransformerBlock._sa_block",
                     "course_utils.checks.transformer_blocks._pytorch_block",
                     "torch.nn.TransformerEncoderLayer.forward",
                     "torch.nn.TransformerEncoderLayer._sa_block",
                     "torch.nn.TransformerEncoderLayer._ff_block"),
-             torch_twins=("transformer_encoder_layer",) + ATTENTION),
+             torch_twins=("transformer_encoder_layer",)),
     # runs the model it is given; it may read the model's dependence from autograd's
     # Jacobian (a way to test causality, not the test)
     Exercise("is_causal", NOTEBOOK, points=2, check="check_is_causal_of",

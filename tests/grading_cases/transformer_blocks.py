@@ -39,30 +39,18 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 """
 
 
-SELF_ATTENTION = """
-    def sa(h):
-        a = block.self_attn
-        batch, n, d = h.shape
-        d_h = d // a.num_heads
-        q, k, v = [t.reshape(batch, n, a.num_heads, d_h).transpose(1, 2)
-                   for t in (h @ a.in_proj_weight.T + a.in_proj_bias).split(d, dim=-1)]
-        s = q @ k.transpose(-2, -1) / d_h ** 0.5
-        if {causal}:
-            s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
-        return a.out_proj((torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(batch, n, d))
-"""
-
-
 def block_with(pre="block.norm_first", keep="x", ff="block.activation(block.linear1(h))",
-               causal="causal"):
-    """A transformer_block answer with one part swapped for a mistake."""
+               causal="causal", residual_from_norm=False):
+    """A transformer_block answer with one part swapped for a mistake (``residual_from_norm``:
+    each pre-LN residual adds its sub-layer's normalised input)."""
+    first, second = ("block.norm1(x)", "block.norm2(h)") if residual_from_norm else ("x", "h")
     return f"""
-def transformer_block(x, block, causal=False):
-{SELF_ATTENTION.format(causal=causal)}
+def transformer_block(x, block, attention, causal=False):
+    sa = lambda h: attention(h, block.self_attn, {causal})
     ff = lambda h: block.linear2({ff})
     if {pre}:
-        h = {keep} + sa(block.norm1(x))
-        return h + ff(block.norm2(h))
+        h = {first if keep == "x" else keep} + sa(block.norm1(x))
+        return {second} + ff(block.norm2(h))
     h = block.norm1({keep} + sa(x))
     return block.norm2(h + ff(h))
 """
@@ -110,12 +98,12 @@ def gpt_logits(ids, model, run_block):
 
 
 SELF_ATTENTION_BLOCK_CALL = """
-def transformer_block(x, block, causal=False):
+def transformer_block(x, block, attention, causal=False):
     return block.self_attn(x, causal=causal)[0] + x
 """
 
 TWIN_BLOCK = """
-def transformer_block(x, block, causal=False):
+def transformer_block(x, block, attention, causal=False):
     return block(x, causal=causal)
 """
 
@@ -136,6 +124,11 @@ WRONG = {
         "is_causal": causal_with(rows=""),
     },
     "off_by_one_and_no_residual": {
+        # not graded in 06: only the block's own mistake costs exercise 4's points
+        "my_attention": """
+def my_attention(h, self_attn, causal=False):
+    return torch.zeros_like(h)
+""",
         "positional_encoding": positions_with(first="1"),
         "layer_norm": norm_with(scale="(torch.sqrt(var) + eps)"),
         "transformer_block": block_with(keep="0"),
@@ -154,6 +147,27 @@ def gpt_logits(ids, model, run_block):
     },
     "calls_the_blocks_attention": {
         "transformer_block": SELF_ATTENTION_BLOCK_CALL,
+    },
+    # pre-LN as "the norm in front": each residual adds the normalised input
+    "pre_ln_residual_from_the_norm": {
+        "transformer_block": block_with(residual_from_norm=True),
+    },
+    # the norm after the residual in a pre-LN block too: the sums normalised
+    "pre_ln_sums_normalised": {
+        "transformer_block": """
+def transformer_block(x, block, attention, causal=False):
+    ff = lambda h: block.linear2(block.activation(block.linear1(h)))
+    if block.norm_first:
+        h = block.norm1(x + attention(block.norm1(x), block.self_attn, causal))
+        return block.norm2(h + ff(block.norm2(h)))
+    h = block.norm1(x + attention(x, block.self_attn, causal))
+    return block.norm2(h + ff(h))
+""",
+    },
+    # one norm for both sub-layers: right while the two norms are alike (as in the
+    # visible tests); the hidden ones give them other weights
+    "one_norm_twice": {
+        "transformer_block": block_with().replace("block.norm2", "block.norm1"),
     },
 }
 
@@ -180,22 +194,11 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 """
 
 WEIGHTS_BLOCK = """
-def transformer_block(x, block, causal=False):
-    n, d = x.shape[-2], x.shape[-1]
-    keep = torch.ones(n, n, dtype=torch.bool)
-    keep = keep.tril() if causal else keep
-    a = block.self_attn
-    d_h = d // a.num_heads
-    W, b = a.in_proj_weight, a.in_proj_bias
-
-    def self_attention(h):
-        outs = []
-        for r in range(a.num_heads):
-            cols = [part * d + r * d_h for part in range(3)]
-            q, k, v = [h @ W[c:c + d_h].T + b[c:c + d_h] for c in cols]
-            s = (q @ k.transpose(-2, -1) / math.sqrt(d_h)).masked_fill(~keep, -1e9)
-            outs.append(torch.softmax(s, dim=-1) @ v)
-        return torch.cat(outs, dim=-1) @ a.out_proj.weight.T + a.out_proj.bias
+def transformer_block(x, block, attention, causal=False):
+    def norm(h, layer):                       # exercise 3's layer norm, written again
+        mu = h.mean(-1, keepdim=True)
+        var = ((h - mu) ** 2).mean(-1, keepdim=True)
+        return (h - mu) / torch.sqrt(var + layer.eps) * layer.weight + layer.bias
 
     def feed_forward(h):
         hidden = h @ block.linear1.weight.T + block.linear1.bias
@@ -203,10 +206,13 @@ def transformer_block(x, block, causal=False):
         return hidden @ block.linear2.weight.T + block.linear2.bias
 
     if not block.norm_first:
-        h = block.norm1(x + self_attention(x))
-        return block.norm2(h + feed_forward(h))
-    h = x + self_attention(block.norm1(x))
-    return h + feed_forward(block.norm2(h))
+        h = norm(x + attention(x, block.self_attn, causal=causal), block.norm1)
+        return norm(h + feed_forward(h), block.norm2)
+    stream = x
+    for sub_layer, layer in ((lambda h: attention(h, block.self_attn, causal), block.norm1),
+                             (feed_forward, block.norm2)):
+        stream = stream + sub_layer(norm(stream, layer))     # the residual stream, unnormalised
+    return stream
 """
 
 SUFFIX_CAUSAL = """
@@ -253,8 +259,25 @@ def is_causal(f, x):
     return not bool((leak[future] > 1e-6).any())
 """
 
+LOOP_ATTENTION = """
+def my_attention(h, self_attn, causal=False):
+    batch, n, d = h.shape
+    d_h = d // self_attn.num_heads
+    W, b = self_attn.in_proj_weight, self_attn.in_proj_bias
+    heads = []
+    for r in range(self_attn.num_heads):                 # one head at a time
+        q, k, v = (h @ W[c + r * d_h:c + (r + 1) * d_h].T + b[c + r * d_h:c + (r + 1) * d_h]
+                   for c in (0, d, 2 * d))
+        s = q @ k.transpose(-2, -1) / math.sqrt(d_h)
+        if causal:
+            s = s + torch.full((n, n), float("-inf")).triu(1)
+        heads.append(torch.softmax(s, dim=-1) @ v)
+    return torch.cat(heads, dim=-1) @ self_attn.out_proj.weight.T + self_attn.out_proj.bias
+"""
+
 CORRECT = {
     "numpy_and_weights": {
+        "my_attention": LOOP_ATTENTION,
         "positional_encoding": NUMPY_POSITIONS,
         "layer_norm": STD_NORM,
         "transformer_block": WEIGHTS_BLOCK,
@@ -275,6 +298,24 @@ def gpt_logits(ids, model, run_block):
     },
 }
 
+# --- a slip in the attention of notebook 05 (no biases, the scale of the whole width) costs
+# no point in 06: exercise 4's tests hand the block PyTorch's attention ------------------------
+
+CORRECT["slip_in_the_attention"] = {
+    "my_attention": """
+def my_attention(h, self_attn, causal=False):
+    batch, n, d = h.shape
+    d_h = d // self_attn.num_heads
+    q, k, v = [t.reshape(batch, n, self_attn.num_heads, d_h).transpose(1, 2)
+               for t in (h @ self_attn.in_proj_weight.T).split(d, dim=-1)]
+    s = q @ k.transpose(-2, -1) / math.sqrt(d)
+    if causal:
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    out = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(batch, n, d)
+    return out @ self_attn.out_proj.weight.T
+""",
+}
+
 # --- answers that update their inputs in place: graded on what they return ------------------
 # (is_causal is told not to change x; positional_encoding has no tensor input)
 
@@ -288,9 +329,9 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return x
 """,
     "transformer_block": """
-def transformer_block(x, block, causal=False):
-""" + SELF_ATTENTION.format(causal="causal") + """
-    self_attention = sa
+def transformer_block(x, block, attention, causal=False):
+    def self_attention(h):
+        return attention(h, block.self_attn, causal)
 
     def feed_forward(h):
         return block.linear2(block.activation(block.linear1(h)))
@@ -309,6 +350,18 @@ def transformer_block(x, block, causal=False):
 # --- cheats: each scores 0 on its exercise, or is flagged, or both ----------------------------
 
 CHEAT = {
+    "pytorchs_encoder_layer": {
+        "transformer_block": Cheat("""
+def transformer_block(x, block, attention, causal=False):
+    layer = nn.TransformerEncoderLayer(x.shape[-1], block.self_attn.num_heads,
+                                       block.linear1.out_features, dropout=0.0,
+                                       activation=block.activation, batch_first=True,
+                                       norm_first=block.norm_first).to(x.dtype)
+    layer.load_state_dict(block.state_dict())
+    n = x.shape[-2]
+    return layer.eval()(x, src_mask=torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None)
+""", zero=True),
+    },
     "pytorchs_normalisation": {
         "layer_norm": Cheat("""
 def layer_norm(x, gamma, beta, eps=1e-5):

@@ -2,9 +2,11 @@
 
 The solution's code cells run, in quick mode, up to the cell that trains the GPT (test cells
 left out: they grade, they build nothing), in one namespace. Then the trained model's class
-must be the notebook's own, its forward pass must go through the notebook's ``gpt_logits``
-and ``transformer_block``, and training it again with a broken ``transformer_block`` (one
-that skips the block) must give other losses: what the student writes is what trains.
+must be the notebook's own, its forward pass must go through the notebook's ``gpt_logits``,
+``transformer_block`` and ``my_attention`` (the student's attention of notebook 05), and
+training it again with a broken ``transformer_block`` (one that skips the block) or a broken
+``my_attention`` (one that attends to nothing) must give other losses: what the student
+writes is what trains.
 """
 
 import copy
@@ -42,16 +44,30 @@ def test_its_logits_are_the_answer_cells(namespace):
     ids = ns["ids"][:20][None]
     with torch.no_grad():
         logits = model(ids)
-        mine = ns["gpt_logits"](ids, model, lambda h, block: ns["transformer_block"](h, block, True))
+        mine = ns["gpt_logits"](ids, model, lambda h, block: ns["transformer_block"](
+            h, block, ns["my_attention"], True))
     assert torch.equal(logits, mine)
 
 
-def test_a_broken_block_answer_changes_what_trains(namespace):
+def retrained(namespace, name, broken_answer):
+    """The losses of the GPT trained again with the answer ``name`` replaced, and as trained."""
     ns, build = namespace
-    trained = ns["losses"]
     broken = copy.copy(ns)
-    broken["transformer_block"] = lambda x, block, causal=False: x   # a block that does nothing
+    broken[name] = broken_answer
     with quick():
         exec(compile(build, BUILD_CELL, "exec"), broken)  # noqa: S102
-    assert broken["losses"] != trained
-    assert broken["losses"][0] == pytest.approx(trained[0], abs=0.5)   # same start, other model
+    return broken["losses"], ns["losses"]
+
+
+def test_a_broken_block_answer_changes_what_trains(namespace):
+    broken, trained = retrained(namespace, "transformer_block",
+                                lambda x, block, attention, causal=False: x)   # does nothing
+    assert broken != trained
+    assert broken[0] == pytest.approx(trained[0], abs=0.5)   # same start, other model
+
+
+def test_a_broken_attention_answer_changes_what_trains(namespace):
+    broken, trained = retrained(namespace, "my_attention",
+                                lambda h, self_attn, causal=False: torch.zeros_like(h))
+    assert broken != trained
+    assert broken[0] == pytest.approx(trained[0], abs=0.5)

@@ -247,8 +247,15 @@ def block(norm_first, activation="relu", seed=1):
 XB = torch.randn(2, 5, 8, generator=G)
 
 
-def by_hand(b, x, causal, norm_first=None, residual=(1.0, 1.0), activation=True):
-    """The block's forward written out from its parts."""
+def attention(h, self_attn, causal=False):
+    """The attention a test hands transformer_block: PyTorch's, with self_attn's weights."""
+    return self_attn(h, causal=causal)[0]
+
+
+def by_hand(b, x, causal, norm_first=None, residual=(1.0, 1.0), activation=True,
+            from_norm=False):
+    """The block's forward written out from its parts (``from_norm``: each pre-LN residual
+    adds the normalised input, a mistake)."""
     norm_first = b.norm_first if norm_first is None else norm_first
     n = x.shape[1]
     blocked = torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None
@@ -267,6 +274,9 @@ def by_hand(b, x, causal, norm_first=None, residual=(1.0, 1.0), activation=True)
         return b.linear2(b.activation(hidden) if activation else hidden)
 
     with torch.no_grad():
+        if norm_first and from_norm:
+            h = b.norm1(x) + sa(b.norm1(x))
+            return b.norm2(h) + ff(b.norm2(h))
         if norm_first:
             h = residual[0] * x + sa(b.norm1(x))
             return residual[1] * h + ff(b.norm2(h))
@@ -278,7 +288,7 @@ def by_hand(b, x, causal, norm_first=None, residual=(1.0, 1.0), activation=True)
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_right_block_passes(norm_first, causal):
     b = block(norm_first, "gelu")
-    checks.check_transformer_block(by_hand(b, XB, causal), XB, b, causal)
+    checks.check_transformer_block(by_hand(b, XB, causal), XB, b, attention, causal)
     assert not b.training and b.self_attn.in_proj_weight.dtype == torch.float32  # untouched
 
 
@@ -298,13 +308,19 @@ def test_block_mistakes_are_named(norm_first, change, key):
     if change.get("norm_first") == "other":
         change = {"norm_first": not norm_first}
     with raises(key):
-        checks.check_transformer_block(by_hand(b, XB, True, **change), XB, b, True)
+        checks.check_transformer_block(by_hand(b, XB, True, **change), XB, b, attention, True)
+
+
+def test_a_pre_ln_residual_of_the_normalised_input_is_named():
+    b = block(True)
+    with raises("residual_from_norm"):
+        checks.check_transformer_block(by_hand(b, XB, True, from_norm=True), XB, b, attention, True)
 
 
 def test_the_block_check_leaves_the_random_numbers_of_the_test_alone():
     b = block(True)
     torch.manual_seed(7)
-    checks.check_transformer_block(by_hand(b, XB, True), XB, b, True)
+    checks.check_transformer_block(by_hand(b, XB, True), XB, b, attention, True)
     after_the_check = torch.randn(3)
     torch.manual_seed(7)
     assert torch.equal(after_the_check, torch.randn(3))
@@ -313,9 +329,9 @@ def test_the_block_check_leaves_the_random_numbers_of_the_test_alone():
 def test_a_block_that_ignores_the_causal_flag_is_named_both_ways():
     b = block(False)
     with raises("no_causal"):
-        checks.check_transformer_block(by_hand(b, XB, False), XB, b, True)
+        checks.check_transformer_block(by_hand(b, XB, False), XB, b, attention, True)
     with raises("unwanted_causal"):
-        checks.check_transformer_block(by_hand(b, XB, True), XB, b, False)
+        checks.check_transformer_block(by_hand(b, XB, True), XB, b, attention, False)
 
 
 # -- is_causal ---------------------------------------------------------------------------------
