@@ -13,7 +13,7 @@ The expected values come from libraries, never from an exercise written again:
   layer, solved for by least squares) whose coefficients are a layer norm's output (mean β,
   spread γ); which positions a position's scores see; the order of a window; and, on
   windows of one word, where an encoder and a GPT read the same, the scores of Hugging
-  Face's GPT-2 holding the model's weights (``library_gpt``);
+  Face's GPT-2 holding the model's weights (``course_utils.models.library_gpt``);
 * a BERT encoder's parameter count is Hugging Face's ``BertModel``, built from a
   ``BertConfig`` on the meta device (shapes only: nothing is downloaded or allocated) and
   counted with ``sum(p.numel() ...)``; each mistake is that count without the parameters
@@ -33,9 +33,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from course_utils.models.library_gpt import gpt2_holding
+
 from .core import as_tensor
 from .guards import checked_plainly
-from .library_gpt import gpt2_holding
 
 __all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span",
            "check_encoder_logits", "check_masked_lm_loss"]

@@ -5,9 +5,9 @@ Expected values come from the libraries the exercises refuse, never from a formu
 out here: the sinusoidal table of Hugging Face's DistilBERT, Hugging Face's GPT-J rotation
 with that table's sines and cosines, PyTorch's ``F.layer_norm`` and
 ``nn.TransformerEncoderLayer`` (loaded with the block's weights), Hugging Face's GPT-2
-holding the GPT's weights (``library_gpt``); whether a function is
-causal, the visible test states (``expected=``: the causal block is causal). A known mistake
-is told apart by the same oracle on other inputs (a wider table, negated sines, a flipped
+holding the GPT's weights (``models.library_gpt``); whether a function is causal, the
+visible test states (``expected=``: the causal block is causal). A known mistake is told
+apart by the same oracle on other inputs (a wider table, negated sines, a flipped
 ``norm_first``...) or by a transformation of its output (columns swapped, rows shifted); and
 by a property where the oracle cannot make it (frequencies that grow instead of shrinking).
 """
@@ -16,9 +16,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from course_utils.models.library_gpt import gpt2_holding
+
 from .core import as_tensor, check_close
 from .guards import checked_plainly
-from .library_gpt import gpt2_holding
 
 __all__ = ["BLOCK_MISTAKES", "check_gpt_logits", "check_is_causal", "check_is_causal_of",
            "check_layer_norm", "check_positional_encoding", "check_rope", "check_rope_answer",
@@ -370,10 +371,9 @@ def check_is_causal_of(actual, f, x, expected: bool, name="is_causal") -> None:
 
 def _gpt2_logits(model: nn.Module, ids: torch.Tensor, positions=True, lifted=False,
                  final_norm=True) -> torch.Tensor:
-    """The logits (batch, n, V) of Hugging Face's GPT-2 holding ``model``'s weights
-    (:func:`~course_utils.checks.library_gpt.gpt2_holding`), float64: its positions P, or
-    none without ``positions``; the token rows lifted by √d with ``lifted``; no final norm
-    unless ``final_norm``."""
+    """The logits (batch, n, V), float64, of Hugging Face's GPT-2 holding ``model``'s weights:
+    its positions P (none without ``positions``), the token rows lifted by √d with
+    ``lifted``, no final norm unless ``final_norm``."""
     table = model.position_embedding.weight
     twin = gpt2_holding(model, table if positions else torch.zeros_like(table))
     if not final_norm:

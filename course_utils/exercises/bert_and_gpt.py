@@ -23,7 +23,7 @@ EXERCISES = (
              allowance=Allowance(
                  says=DEFAULT.says + ", and the model's own layers",
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
-             twins=("course_utils.checks.library_gpt.gpt2_holding",
+             twins=("course_utils.models.library_gpt.gpt2_holding",
                     "course_utils.checks.pretraining._gpt_scores")),
     # while it runs, no nn.Module can be built or counted (every torch.nn.Module method is
     # refused, so BertModel and friends cannot be either); a count is one whole number: the

@@ -61,6 +61,6 @@ EXERCISES = (
                  says=DEFAULT.says + ", the model's own layers, and the block function it is "
                                      "given",
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
-             twins=("course_utils.checks.library_gpt.gpt2_holding",
+             twins=("course_utils.models.library_gpt.gpt2_holding",
                     "course_utils.checks.transformer_blocks._gpt2_logits")),
 )

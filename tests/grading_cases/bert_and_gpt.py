@@ -248,7 +248,7 @@ CHEAT = {
     "calls_the_checks_gpt2": {
         "encoder_logits": Cheat("""
 def encoder_logits(ids, model):
-    from course_utils.checks.library_gpt import gpt2_holding
+    from course_utils.models.library_gpt import gpt2_holding
     twin = gpt2_holding(model, model.positions)
     rows = twin.transformer.wte(ids.cpu()) * model.config.d_model ** 0.5
     every = torch.ones(ids.shape[0], 1, ids.shape[1], ids.shape[1], dtype=torch.bool)
