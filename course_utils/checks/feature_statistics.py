@@ -1,11 +1,13 @@
 """Diagnostic checks for notebook 08 on the statistics of random features: the frequencies of
-the Laplacian kernel (a random answer) and the variances of the offset and [cos, sin] features.
+the Laplacian kernel (a random answer), the variance of the offset features and the relative
+variance of the positive features.
 
 A random answer is checked statistically: its empirical characteristic function must lie
 within a few standard errors of the kernel, measured on the sample itself. A variance the
-student derives is checked against SciPy's numerical integration of its definition over the
-normal law of w, never against a formula: the mistakes are the same integrals on transformed
-inputs, or rescaled. The messages are those of ``RF_MISTAKES``
+student derives is checked against SciPy, never against a formula: the offset features'
+against the numerical integration of its definition over the normal law of w, the positive
+features' against the moments of SciPy's lognormal law; the mistakes are the same on
+transformed inputs, or rescaled. The messages are those of ``RF_MISTAKES``
 (:mod:`course_utils.checks.random_features`); a failure never prints the expected values.
 """
 
@@ -17,7 +19,7 @@ from .core import check_close
 from .guards import checked_plainly
 from .random_features import RF_MISTAKES, _array
 
-__all__ = ["check_cos_sin_variance", "check_laplacian_frequencies", "check_offset_variance"]
+__all__ = ["check_laplacian_frequencies", "check_offset_variance", "check_relative_variance"]
 
 
 # -- the Laplacian kernel's frequencies --------------------------------------------------------
@@ -110,7 +112,7 @@ def check_laplacian_frequencies(actual, d: int, r: int, gamma: float, rng=None,
         f"the mean of cos(wᵀδ) is {cos_mean[at_cos]:.3f}; exp(−γ‖δ‖₁) = {k[at_cos]:.3f}).")
 
 
-# -- the variances of the offset and [cos, sin] features -----------------------------------
+# -- the variances of the offset and the positive features ----------------------------------
 
 
 def _moments(k: np.ndarray) -> dict[str, np.ndarray]:
@@ -118,7 +120,7 @@ def _moments(k: np.ndarray) -> dict[str, np.ndarray]:
     by SciPy's numerical integration over w ~ N(0, 1), at the difference δ = √(−2 log k) whose
     kernel exp(−δ²/2) is k (k = 0 is taken as 1e-300, δ ≈ 37):
 
-    ``mean`` E[cos(wδ)], ``second`` E[cos²(wδ)] ([cos, sin]: one frequency's term cos(wδ));
+    ``mean`` E[cos(wδ)], ``second`` E[cos²(wδ)];
     ``second_shrunk`` E[cos²(wδ/√2)]; ``second_far`` E[cos²(wδ)] of a far pair (k = 0);
     ``offset_second`` E[(2 cos(wδ + b) cos b)²] over b ~ U[0, 2π) too (one offset feature's
     term for x = δ, y = 0; the mean over 8 equally spaced b is exact for this trigonometric
@@ -177,27 +179,35 @@ def check_offset_variance(actual, k, r: int, name="offset_variance") -> None:
 
 
 @checked_plainly
-def check_cos_sin_variance(actual, k, r: int, name="cos_sin_variance") -> None:
-    """Fail unless ``actual`` is Var[z(x)ᵀz(y)] of R [cos, sin] features of the Gaussian kernel
-    at each kernel value k, elementwise (the values are not revealed).
+def check_relative_variance(actual, x, y, r: int, name="relative_variance",
+                            atol=1e-4) -> None:
+    """Fail unless ``actual`` (n, m) is Var[φ(x_i)ᵀφ(y_j)] / exp(x_iᵀy_j)² of R positive
+    features φ_w(x) = g(x) e^{wᵀx}, w ~ N(0, I), at every pair of a row of x (n, D) and a row
+    of y (m, D) (the values are not revealed).
 
-    z(x)ᵀz(y) = (2/R) Σ_{r ≤ R/2} cos(w_rᵀδ) is the mean of R/2 independent terms, so its
-    variance is Var cos(wᵀδ) / (R/2), with Var cos(wᵀδ) = E[cos²] − E[cos]² integrated
-    numerically (:func:`_moments`). The tolerance is 1e-4 of the largest possible variance, 1/R.
+    A relative variance does not change when the term is multiplied by a constant, so that of
+    one draw's term is that of an exponential of a normal variable: a lognormal one, whose
+    mean and variance are SciPy's (``scipy.stats.lognorm``); φ(x)ᵀφ(y) averages R draws.
     """
-    k = _array(k, "k").astype(np.float64)
-    moments = _moments_at(k)
-    mean_squared = moments["mean"] ** 2
-    one = moments["second"] - mean_squared                # Var cos(wᵀδ): one frequency's term
-    expected = one / (r / 2)
+    from scipy import stats
+
+    x, y = (_array(t, label).astype(np.float64) for t, label in ((x, "X"), (y, "Y")))
+
+    def lognormal(shape):  # Var / mean² of SciPy's lognormal law, per entry of its shape
+        mean, variance = stats.lognorm.stats(shape, moments="mv")
+        return variance / mean**2
+
+    # SciPy's shape is > 0: a shape of 0 (a constant term, variance 0) is taken as 1e-150
+    together = np.maximum(np.linalg.norm(x[:, None, :] + y[None, :, :], axis=-1), 1e-150)
+    apart = np.maximum(np.linalg.norm(x[:, None, :] - y[None, :, :], axis=-1), 1e-150)
+    expected = lognormal(together) / r
     mistakes = {
-        RF_MISTAKES["k2_is_k_squared"]: (moments["second_shrunk"] - mean_squared) / (r / 2),
-        RF_MISTAKES["one_frequency"]: one,
-        RF_MISTAKES["over_R_not_half"]: one / r,
-        RF_MISTAKES["offset_variance"]: (moments["offset_second"] - mean_squared) / r,
-        RF_MISTAKES["no_mean_squared"]: moments["second"] / (r / 2),
-        RF_MISTAKES["cos2_half"]: (moments["second_far"] - mean_squared) / (r / 2),
-        RF_MISTAKES["standard_deviation"]: np.sqrt(np.maximum(expected, 0)),
-        RF_MISTAKES["R_times_variance"]: r * expected,
+        RF_MISTAKES["relative_second_moment"]:
+            stats.lognorm.moment(2, together) / stats.lognorm.mean(together) ** 2 / r,
+        RF_MISTAKES["relative_one_draw"]: expected * r,
+        RF_MISTAKES["relative_absolute"]: expected * np.exp(x @ y.T) ** 2,
+        RF_MISTAKES["relative_other_vector"]: lognormal(apart) / r,
+        RF_MISTAKES["relative_zero"]: np.zeros_like(expected),
+        RF_MISTAKES["standard_deviation"]: np.sqrt(expected),
     }
-    check_close(actual, expected, name, atol=1e-4 / r, mistakes=mistakes, reveal=False)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)

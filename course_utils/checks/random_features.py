@@ -1,5 +1,5 @@
 """Diagnostic checks for notebook 08: the Gaussian kernel, the features of the ARD kernel and
-positive random features for exp(xᵀy); the variances of the offset and [cos, sin] features and
+positive random features for exp(xᵀy); the variances of the offset and positive features and
 the frequencies of the Laplacian kernel are :mod:`course_utils.checks.feature_statistics`'s.
 
 Every answer is a formula or a derivation, so a failure never prints the expected values
@@ -97,19 +97,12 @@ RF_MISTAKES = {
     "of them",
     "k2_is_k_squared": "you took k(2δ) = k(δ)²: work out what doubling δ does to "
     "exp(−‖δ‖²/2σ²)",
-    "one_frequency": "that is the variance of one frequency's term cos(wᵀδ); z(x)ᵀz(y) "
-    "averages R/2 such terms",
-    "over_R_not_half": "the R features come from R/2 frequencies, so z(x)ᵀz(y) averages "
-    "R/2 independent terms, not R",
-    "offset_variance": "that is the variance of the offset features √2 cos(wᵀx + b), with "
-    "their extra cos(wᵀ(x + y) + 2b) term; the [cos, sin] pair's term is cos(wᵀδ) alone",
     "no_mean_squared": "that is E[term²]: the variance is E[term²] − (E[term])², and "
     "E[term] = k",
     "cos2_half": "your variance is right for far pairs (k = 0) only: your second moment does "
     "not change with δ",
     "standard_deviation": "you returned the standard deviation: the question asks for the "
     "variance (its square)",
-    "R_times_variance": "you returned R × the variance (what the plots show): divide by R",
     "not_positive": "some features are ≤ 0: φ(x) = g(x) e^{Wᵀx}/√R is an exponential times a "
     "positive factor, > 0 everywhere (cos or sin features can be negative)",
     "positive_too_large": "your estimate is biased upward: E[φ(x)ᵀφ(y)] is above exp(xᵀy) at "
@@ -119,6 +112,17 @@ RF_MISTAKES = {
     "no_root_R": "the 1/√R is missing: φ(x)ᵀφ(y) must be the average over the R draws, so "
     "each feature carries 1/√R",
     "divide_R": "you divided by R instead of √R: the inner product φ(x)ᵀφ(y) then has 1/R²",
+    "relative_second_moment": "that is E[t²]/E[t]² for one draw's term t: the variance is "
+    "E[t²] − E[t]²",
+    "relative_one_draw": "that is the relative variance of one draw's term; φ(x)ᵀφ(y) "
+    "averages R of them",
+    "relative_absolute": "that is the variance itself: the question asks for it relative to "
+    "the square of what φ(x)ᵀφ(y) estimates, exp(xᵀy)²",
+    "relative_other_vector": "your variance follows another combination of x and y than one "
+    "draw's term does: write that term as a factor free of w times one exponential of w, "
+    "and apply the text's fact to it and to its square",
+    "relative_zero": "your variance is 0 at every pair: E[t²] came out as E[t]²; apply the "
+    "text's fact to t² with its own vector",
 }
 
 

@@ -48,11 +48,11 @@ def laplacian_frequencies(D, R, gamma, rng):
 """
 
 
-def variance_with(body):
-    """A cos_sin_variance answer returning ``body``."""
+def relative_with(body):
+    """A relative_variance answer returning ``body`` (``together`` is ‖x + y‖², (n, m))."""
     return f"""
-def cos_sin_variance(k, R):
-    k = np.asarray(k, dtype=float)
+def relative_variance(X, Y, R):
+    together = ((X[:, None, :] + Y[None, :, :]) ** 2).sum(axis=-1)
     return {body}
 """
 
@@ -83,7 +83,7 @@ def offset_variance(k, R):
 """
 
 # exp(wᵀx − ‖x‖²/2) = exp(−‖x − w‖²/2) exp(‖w‖²/2): scikit-learn's Gaussian kernel of x and w,
-# which the plain allowance refuses (no twin: the notebook imports rbf_kernel before exercise 6)
+# which the plain allowance refuses (no twin: the notebook imports rbf_kernel before exercise 5)
 TWIN_POSITIVE = """
 from sklearn.metrics.pairwise import rbf_kernel
 
@@ -91,13 +91,14 @@ def positive_features(X, W):
     return rbf_kernel(X, W.T, gamma=0.5) * np.exp((W**2).sum(axis=0) / 2) / np.sqrt(W.shape[1])
 """
 
-TWIN_VARIANCE = """
-from course_utils.checks.feature_statistics import _moments
+# the check's own oracle: SciPy's lognormal law, which the plain allowance refuses
+TWIN_RELATIVE = """
+from scipy import stats
 
-def cos_sin_variance(k, R):
-    k = np.asarray(k, dtype=float)
-    moments = _moments(k.ravel())
-    return ((moments["second"] - moments["mean"] ** 2) / (R / 2)).reshape(k.shape)
+def relative_variance(X, Y, R):
+    shape = np.linalg.norm(X[:, None, :] + Y[None, :, :], axis=-1)
+    mean, variance = stats.lognorm.stats(shape, moments="mv")
+    return variance / mean**2 / R
 """
 
 WRONG = {
@@ -107,8 +108,8 @@ WRONG = {
             "np.sqrt(2 * height / R) * np.cos((X / lengthscales) @ W)"),
         "offset_variance": offset_with("((1 + k**4) / 2 - k**2) / R"),  # (13): no leftover
         "laplacian_frequencies": frequencies_with("gamma * rng.normal(size=(D, R))"),  # normal w
-        "cos_sin_variance": variance_with("(1 - k**2) / R"),  # k(2δ) taken as k(δ)²
         "positive_features": positive_with(shift="0"),  # no -‖x‖²/2
+        "relative_variance": relative_with("np.exp(together) / R"),  # E[t²]/E[t]²: no − 1
     },
     "scales_and_axes": {
         "gaussian_kernel": kernel_with("-squared / sigma**2"),  # no ½
@@ -116,8 +117,9 @@ WRONG = {
             "np.sqrt(2 * height / R) * np.cos((X * lengthscales) @ W + b)"),
         "offset_variance": offset_with("1 + k**4 / 2 - k**2"),  # one feature's term, not / R
         "laplacian_frequencies": frequencies_with("rng.laplace(scale=gamma, size=(D, R))"),
-        "cos_sin_variance": variance_with("(1 + k**4 / 2 - k**2) / R"),  # offset features
         "positive_features": positive_with(scale="W.shape[1]"),  # / R
+        "relative_variance": relative_with(  # x − y in place of x + y
+            "np.expm1(((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)) / R"),
     },
     "calls_the_library": {
         "gaussian_kernel": TWIN_KERNEL,
@@ -125,8 +127,8 @@ WRONG = {
         "offset_variance": TWIN_OFFSET,
         "laplacian_frequencies": frequencies_with(  # the multivariate Cauchy: one shared scale
             "gamma * rng.normal(size=(D, R)) / np.abs(rng.normal(size=(1, R)))"),
-        "cos_sin_variance": TWIN_VARIANCE,
         "positive_features": TWIN_POSITIVE,
+        "relative_variance": TWIN_RELATIVE,
     },
 }
 
@@ -209,19 +211,24 @@ def laplacian_frequencies(D, R, gamma, rng):
     return stats.cauchy(scale=gamma).rvs(size=(D, R), random_state=rng)
 """
 
-LOOP_VARIANCE = """
-def cos_sin_variance(k, R):
-    out = []
-    for value in np.ravel(k):                            # one pair at a time
-        second_moment = (1 + value**4) / 2               # E[cos²(wᵀδ)], k(2δ) = k⁴
-        out.append((second_moment - value**2) * 2 / R)
-    return np.reshape(out, np.shape(k))
+LOOP_RELATIVE = """
+def relative_variance(X, Y, R):
+    rows = []
+    for x in np.asarray(X, dtype=float):                 # one pair at a time
+        row = []
+        for y in np.asarray(Y, dtype=float):
+            second = math.exp(2 * sum((a + b) ** 2 for a, b in zip(x, y)))   # E[e^{2wᵀu}]
+            first = math.exp(sum((a + b) ** 2 for a, b in zip(x, y)) / 2)    # E[e^{wᵀu}]
+            row.append((second / first**2 - 1) / R)
+        rows.append(row)
+    return rows                                          # a list of rows
 """
 
-TORCH_VARIANCE = """
-def cos_sin_variance(k, R):
-    k = torch.as_tensor(np.asarray(k), dtype=torch.float32)
-    return (1 - k.square()).square() / R                 # a float32 tensor is fine
+TORCH_RELATIVE = """
+def relative_variance(X, Y, R):
+    x, y = torch.as_tensor(np.asarray(X)), torch.as_tensor(np.asarray(Y))
+    together = x.square().sum(1)[:, None] + y.square().sum(1)[None, :] + 2 * x @ y.T
+    return (torch.exp(together) - 1) / R                 # ‖x‖² + ‖y‖² + 2xᵀy: a tensor is fine
 """
 
 CORRECT = {
@@ -230,16 +237,16 @@ CORRECT = {
         "ard_features": LOOP_FEATURES,
         "offset_variance": LOOP_OFFSET,
         "laplacian_frequencies": INVERSE_CDF_FREQUENCIES,
-        "cos_sin_variance": LOOP_VARIANCE,
         "positive_features": TORCH_POSITIVE,
+        "relative_variance": LOOP_RELATIVE,
     },
     "expanded_float32_normal_equations": {
         "gaussian_kernel": EXPANDED_KERNEL,
         "ard_features": TORCH_FEATURES,
         "offset_variance": TORCH_OFFSET,
         "laplacian_frequencies": SCIPY_FREQUENCIES,
-        "cos_sin_variance": TORCH_VARIANCE,
         "positive_features": LOOP_POSITIVE,
+        "relative_variance": TORCH_RELATIVE,
     },
 }
 
@@ -278,14 +285,6 @@ def laplacian_frequencies(D, R, gamma, rng):
     W *= gamma
     return W
 """,
-    "cos_sin_variance": """
-def cos_sin_variance(k, R):
-    k **= 2                          # k², in place
-    k -= 1
-    k **= 2
-    k /= R
-    return k
-""",
     "positive_features": """
 def positive_features(X, W):
     Z = X @ W
@@ -294,6 +293,17 @@ def positive_features(X, W):
     Z /= np.sqrt(W.shape[1])
     X *= 0                           # X is used up
     return Z
+""",
+    "relative_variance": """
+def relative_variance(X, Y, R):
+    S = X[:, None, :] + Y[None, :, :]
+    S **= 2
+    total = S.sum(axis=-1)
+    np.exp(total, out=total)
+    total -= 1
+    total /= R
+    X *= 0                           # X is used up
+    return total
 """,
 }
 
@@ -318,13 +328,14 @@ def ard_features(X, W, b, lengthscales, height):
     sampler.n_features_in_ = X.shape[1]
     return np.sqrt(height) * sampler.transform(X)
 """, zero=True, flagged=True),
-        "cos_sin_variance": Cheat("""
-import course_utils.checks as c
+        "relative_variance": Cheat("""
+import importlib
 
 
-def cos_sin_variance(k, R):
-    reference = getattr(c.random_features, "_cos" + "_sin_variance")
-    return reference(np.asarray(k, dtype=float), R)
+def relative_variance(X, Y, R):
+    law = getattr(importlib.import_module("scipy." + "stats"), "log" + "norm")
+    mean, variance = law.stats(np.linalg.norm(X[:, None, :] + Y[None, :, :], axis=-1), moments="mv")
+    return variance / mean**2 / R
 """, zero=True),
     },
 }
@@ -394,14 +405,14 @@ def gaussian_kernel(X, Y, sigma):
     },
     # the check's reference replaced: a wrong answer (zeros) then matches
     "replaces_the_checks_variance": {
-        "cos_sin_variance": Cheat("""
+        "offset_variance": Cheat("""
 import course_utils.checks.feature_statistics as _checks_of_08
 
 _checks_of_08._moments = lambda k: dict.fromkeys(
     ("mean", "second", "second_shrunk", "offset_second", "second_far"), np.zeros(len(k)))
 
 
-def cos_sin_variance(k, R):
+def offset_variance(k, R):
     return np.zeros(np.shape(k))
 """, zero=True, flagged=True),
     },

@@ -64,7 +64,7 @@ def test_no_check_of_a_formula_prints_the_expected_values():
         lambda: checks.check_positive_features(  # a factor above 1 on some rows, below on others
             np.exp(X @ W - (X**2).sum(1, keepdims=True) / 2) / np.sqrt(W.shape[1])
             * np.where(np.arange(len(X)) % 2 == 0, 1.3, 0.7)[:, None], X, W),
-        lambda: checks.check_cos_sin_variance(np.full(6, 0.5), K_VALUES, 64),
+        lambda: checks.check_relative_variance(np.full((5, 4), 0.5), X * 0.4, Y * 0.4, 8),
     ]
     for answer in wrong_answers:
         with pytest.raises(AssertionError, match="are off") as failure:
@@ -297,24 +297,6 @@ def test_laplacian_frequency_mistakes_are_named(wrong, key):
 K_VALUES = np.array([0.0, 0.2, 0.5, 0.8, 0.95, 1.0])
 
 
-def test_the_cos_sin_variance_by_hand_and_by_monte_carlo():
-    # by hand: the diagonal (k = 1) is exact, far pairs (k = 0) have variance 1/R,
-    # and k = 1/√2 gives (1 − 1/2)²/R = 1/(4R)
-    checks.check_cos_sin_variance(np.array([0.0, 1 / 100, 1 / 400]),
-                                  np.array([1.0, 0.0, 2**-0.5]), 100)
-    # by Monte Carlo: R = 10 features (5 frequencies ~ N(0, I)) for x − y = δ
-    rng = np.random.default_rng(3)
-    delta = np.array([0.6, -0.3, 0.2])
-    w = rng.normal(size=(200_000, 5, 3))
-    estimates = (2 / 10) * np.cos(w @ delta).sum(axis=1)  # z(x)ᵀz(y) = (2/R) Σ cos(w_rᵀδ)
-    k = np.exp(-delta @ delta / 2)
-    measured = estimates.var()
-    assert abs(measured - (1 - k**2) ** 2 / 10) < 0.02 * measured
-    checks.check_cos_sin_variance(((1 - K_VALUES**2) ** 2 / 64).astype(np.float32), K_VALUES, 64)
-    checks.check_cos_sin_variance(torch.tensor((1 - K_VALUES**2) ** 2 / 64).tolist(),
-                                  K_VALUES, 64)
-
-
 def one_offset_feature(k):
     return 1 + k**4 / 2 - k**2
 
@@ -350,26 +332,45 @@ def test_offset_variance_mistakes_are_named(wrong, key):
         checks.check_offset_variance(wrong, K_VALUES, 64)
 
 
-def one_frequency(k):
-    return (1 + k**4) / 2 - k**2
+XS, YS = X * 0.4, Y * 0.4                                # moderate norms
+
+
+def relative(x, y, r):
+    return np.expm1(squared_distances(x, -y)) / r        # ‖x + y‖² = ‖x − (−y)‖²
+
+
+def test_the_relative_variance_by_hand_and_by_monte_carlo():
+    # by hand: y = −x is exact (the term does not depend on w); ‖x + y‖² = log 2 gives 1/R
+    x = np.array([[0.3, -0.2, 0.1]])
+    checks.check_relative_variance(np.zeros((1, 1)), x, -x, 16)
+    half = np.array([[math.sqrt(math.log(2)) / 2, 0.0, 0.0]])
+    checks.check_relative_variance(np.array([[1 / 16]]), half, half, 16)
+    # by Monte Carlo: R = 4 positive features φ_w(x) = e^{wᵀx − ‖x‖²/2}
+    rng = np.random.default_rng(5)
+    x, y = np.array([0.3, -0.2, 0.4]), np.array([0.1, 0.3, 0.2])
+    w = rng.normal(size=(400_000, 4, 3))
+    estimates = (np.exp(w @ x - x @ x / 2) * np.exp(w @ y - y @ y / 2)).mean(axis=1)
+    measured = estimates.var() / np.exp(x @ y) ** 2
+    expected = relative(x[None], y[None], 4)
+    assert abs(measured - expected.item()) < 0.03 * expected.item()
+    checks.check_relative_variance(relative(XS, YS, 8).astype(np.float32), XS, YS, 8)
+    checks.check_relative_variance(torch.tensor(relative(XS, YS, 8)).tolist(), XS, YS, 8)
 
 
 @pytest.mark.parametrize("wrong, key", [
-    ((1 - K_VALUES**2) / 64, "k2_is_k_squared"),
-    (one_frequency(K_VALUES), "one_frequency"),
-    (one_frequency(K_VALUES) / 64, "over_R_not_half"),
-    ((1 + K_VALUES**4 / 2 - K_VALUES**2) / 64, "offset_variance"),
-    ((1 + K_VALUES**4) / 64, "no_mean_squared"),
-    ((1 - 2 * K_VALUES**2) / 64, "cos2_half"),
-    ((1 - K_VALUES**2) / 8, "standard_deviation"),
-    ((1 - K_VALUES**2) ** 2, "R_times_variance"),
+    (np.exp(squared_distances(XS, -YS)) / 8, "relative_second_moment"),
+    (np.expm1(squared_distances(XS, -YS)), "relative_one_draw"),
+    (relative(XS, YS, 8) * np.exp(XS @ YS.T) ** 2, "relative_absolute"),
+    (np.expm1(squared_distances(XS, YS)) / 8, "relative_other_vector"),
+    (np.zeros((5, 4)), "relative_zero"),
+    (np.sqrt(relative(XS, YS, 8)), "standard_deviation"),
 ])
-def test_cos_sin_variance_mistakes_are_named(wrong, key):
+def test_relative_variance_mistakes_are_named(wrong, key):
     with raises(key):
-        checks.check_cos_sin_variance(wrong, K_VALUES, 64)
+        checks.check_relative_variance(wrong, XS, YS, 8)
 
 
 def test_an_unnamed_variance_mistake_does_not_reveal_the_values():
     with pytest.raises(AssertionError, match="are off") as failure:
-        checks.check_cos_sin_variance(np.full(6, 0.5), K_VALUES, 64)
+        checks.check_offset_variance(np.full(6, 0.5), K_VALUES, 64)
     assert "expected" not in str(failure.value)
