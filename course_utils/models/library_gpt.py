@@ -1,14 +1,10 @@
-"""Hugging Face's GPT-2 holding the weights of a course GPT: the oracle of the checks of 06
-(the GPT's forward pass) and 09 (the encoder's, on one word).
+"""Hugging Face's GPT-2 holding the weights of a course model: an oracle of the checks.
 
-The course's models hold pieces only (``course_utils.models.gpt.TinyGPT``): the token rows
-E, a position table, pre-LN blocks (``nn.TransformerEncoderLayer``'s parts: ``norm1``,
-``self_attn`` with ``in_proj_weight`` and ``out_proj``, ``norm2``, ``linear1``,
-``linear2``) and a final layer norm. GPT-2 (``transformers.GPT2LMHeadModel``, with
-``activation_function="gelu"``, the exact GELU the blocks use) is built from a config of
-the same sizes, on the CPU in float64, and those weights are copied into it: its
-``Conv1D`` layers store the transposes of ``nn.Linear``'s. What it then computes is
-Hugging Face's, not the course's.
+The course's models hold pieces only (``course_utils.models.gpt.TinyGPT``). GPT-2
+(``transformers.GPT2LMHeadModel``, with the exact GELU the blocks use) is built from a
+config of the same sizes, on the CPU in float64, and the pieces' weights are copied into
+it (its ``Conv1D`` layers store the transposes of ``nn.Linear``'s). What it then computes
+is Hugging Face's, not the course's.
 
 Transformers is imported only when a check needs it: importing it takes seconds.
 """
@@ -20,10 +16,8 @@ __all__ = ["gpt2_holding"]
 
 
 def gpt2_holding(model: nn.Module, table: torch.Tensor) -> nn.Module:
-    """GPT-2 with ``model``'s weights and ``table`` (block_size, d) as its position rows, in
-    eval mode, float64, on the CPU. Call it as Hugging Face's model: ``(input_ids=...)`` or
-    ``(inputs_embeds=...)``; its ``.logits`` are (batch, n, rows of E). A 4-D boolean
-    ``attention_mask`` of ones lets every position read every position."""
+    """GPT-2 holding ``model``'s weights and ``table`` (block_size, d) as its position rows,
+    in eval mode, float64, on the CPU; call it as Hugging Face's model."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     c = model.config
