@@ -13,18 +13,15 @@ __all__ = ["Compare", "Exercise", "Oracle"]
 class Compare:
     """How the grader compares the values an answer returned with the stored answers
     (``grader.scoring.same_value``): numbers within ``atol + rtol·|expected|``, a list in
-    any order when ``unordered``; a collection as the set of its items when ``as_set``
-    (any order, repeats ignored: a list of pairs is the same answer as a set of them);
-    random draws (``distribution``) by shape and by a two-sample Kolmogorov–Smirnov test of
-    their values against the solution's draws, at the level ``significance``; random
-    features Z (n, R) (``feature_map``) by the kernel they estimate, Z Zᵀ, within ``sigmas``
-    standard errors (max |K| / √R each) of the solution's estimate: any unbiased design
-    passes, not one formula."""
+    any order when ``unordered``; random draws (``distribution``) by shape and by a
+    two-sample Kolmogorov–Smirnov test of their values against the solution's draws, at the
+    level ``significance``; random features Z (n, R) (``feature_map``) by the kernel they
+    estimate, Z Zᵀ, within ``sigmas`` standard errors (max |K| / √R each) of the solution's
+    estimate: any unbiased design passes, not one formula."""
 
     rtol: float = 1e-3
     atol: float = 1e-5
     unordered: bool = False
-    as_set: bool = False
     distribution: bool = False
     significance: float = 1e-4
     feature_map: bool = False

@@ -5,10 +5,8 @@ the student's runs here. Numbers compare within a tolerance (``atol + rtol·|exp
 whatever their container: a list of lists, a NumPy array and a tensor of the same shape and
 values are the same value, and so are ``True`` and ``1``, float32 and float64. Strings,
 ``None`` and the keys of dicts and sets compare exactly. ``unordered`` accepts a list in any
-order (as a multiset); ``as_set`` compares a list, tuple, set or array's rows as the set of
-its items (any order, repeats ignored); ``distribution`` compares random draws as samples
-of one law; ``feature_map`` compares random features by the kernel they estimate
-(:func:`kept`).
+order (as a multiset); ``distribution`` compares random draws as samples of one law;
+``feature_map`` compares random features by the kernel they estimate (:func:`kept`).
 
     same([1.0, 2.0], {"array": {"shape": [2], "kind": "f", "values": [1.0, 2.0]}}, Compare())
     -> True
@@ -35,8 +33,6 @@ def same(got, expected, rule: Compare) -> bool:
     :func:`kept` made of the solution's value)."""
     if rule.feature_map:
         return _same_kernel_estimate(got, expected, rule)
-    if rule.as_set:
-        return _same_set(got, expected, rule)
     return _same(_canonical(got), _canonical(expected), rule, top=True)
 
 
@@ -71,29 +67,6 @@ def _same_kernel_estimate(got, expected: dict, rule: Compare) -> bool:
     scale = max(np.abs(want).max(initial=0.0), 1e-12)
     return bool((np.abs(gram - want) <= rule.sigmas * 2 * scale / math.sqrt(
         expected["features"])).all())
-
-
-def _same_set(got, expected, rule: Compare) -> bool:
-    """Each item of one collection is an item of the other, and the other way round."""
-    mine, theirs = _members(got), _members(expected)
-    if mine is None or theirs is None:
-        return False
-    return (all(any(_same(a, b, rule) for b in theirs) for a in mine)
-            and all(any(_same(a, b, rule) for a in mine) for b in theirs))
-
-
-def _members(encoded) -> list | None:
-    """The canonical items of a list, tuple, set or array (its rows); None for anything
-    else (a number, a string, a dict, a summarised array)."""
-    if isinstance(encoded, dict) and "set" in encoded:
-        return [_canonical(item) for item in encoded["set"]]
-    if isinstance(encoded, list):
-        return [_canonical(item) for item in encoded]
-    array = _as_array(encoded) if isinstance(encoded, dict) else None
-    if array is None or not array[1] or isinstance(array[2], dict):
-        return None
-    _, shape, values = array
-    return [("array", shape[1:], row) for row in values.reshape(shape[0], -1)]
 
 
 # --- canonical forms: ("array", shape, values | summary), ("list", [...]), ("dict", ...),
