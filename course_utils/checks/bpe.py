@@ -5,7 +5,11 @@ properties, never from the exercises' algorithms written again:
 
 * pair counts: the stated counts, and what the counts must add up to, token by token
   (``collections.Counter`` of the tokens that stand before, and after, another token);
-* a merge and the segmenter: Hugging Face ``tokenizers``' BPE model given the merges;
+* a merge and the segmenter: Hugging Face ``tokenizers``' BPE model given the merges; a
+  counterexample to the classmate's merge of exercise 2 (given in the notebook: the tokens
+  joined with spaces, the pair's text replaced) is a (corpus, pair) on which it differs from
+  that model: ``by_text_fails_on`` says whether it does, and the test reports that verdict,
+  the same for every right counterexample;
 * the byte-level learner: ``tiktoken``'s educational learner (``bpe_train``), with the
   same pre-tokenizer and the same tie-break;
 * one chunk and the whole encoder: ``tiktoken``'s encoder of the ranks given.
@@ -21,9 +25,11 @@ from tokenizers import models
 
 from course_utils.tokens import bpe, cl100k, pre_tokenizer
 
-from .guards import checked_plainly
+from .guards import checked_plainly, plain
 
 __all__ = [
+    "by_text_fails_on",
+    "check_by_text_fails",
     "check_pair_counts",
     "check_merged_corpus",
     "check_train_bytes",
@@ -135,6 +141,54 @@ def _merged_by_library(corpus: dict, pair: tuple) -> dict:
         new_word = tuple(back[piece] for piece in pieces)
         merged[new_word] = merged.get(new_word, 0) + count
     return merged
+
+
+def _merged_by_text(corpus: dict, pair: tuple) -> dict:
+    """What the classmate's merge of exercise 2 returns: each word's tokens joined with
+    spaces, the text of the pair replaced, split again (its bug)."""
+    t_left, t_right = pair
+    merged: dict = {}
+    for word, count in corpus.items():
+        new_word = tuple(" ".join(word).replace(f"{t_left} {t_right}", t_left + t_right)
+                         .split(" "))
+        merged[new_word] = merged.get(new_word, 0) + count
+    return merged
+
+
+def by_text_fails_on(counterexample) -> bool:
+    """Whether the classmate's ``merge_pair_by_text`` of exercise 2 returns, on
+    ``counterexample`` = (corpus, pair), another corpus than Hugging Face's BPE model
+    merges. Fails, naming the problem, unless the corpus is a dict {word (tuple of str
+    tokens, none with a space): count} and the pair two str tokens."""
+    name = "counterexample"
+    given = plain(counterexample, name)
+    if given is Ellipsis:
+        raise AssertionError(f"{name} is still `...`: write ({{word: 1}}, (t_L, t_R)) above "
+                             "exercise 2b")
+    if not isinstance(given, list | tuple) or len(given) != 2:
+        raise AssertionError(f"{name} must be a pair (corpus, pair); got {type(given).__name__}")
+    corpus, pair = given
+    well_formed = (isinstance(corpus, dict) and corpus and isinstance(pair, list | tuple)
+                   and len(pair) == 2 and all(isinstance(word, tuple) and word for word in corpus))
+    tokens = [token for word in corpus for token in word] + list(pair) if well_formed else []
+    if not well_formed or not all(isinstance(token, str) and token and " " not in token
+                                  for token in tokens):
+        raise AssertionError(f"{name}: a dict {{word: count}} and a pair, each word a tuple of "
+                             "tokens, every token a str without spaces, e.g. "
+                             "({('n', 'e', 'w'): 1}, ('n', 'e'))")
+    if not all(isinstance(count, int) and count > 0 for count in corpus.values()):
+        raise AssertionError(f"{name}: each word's count is a positive int")
+    return _merged_by_text(corpus, tuple(pair)) != _merged_by_library(corpus, tuple(pair))
+
+
+@checked_plainly
+def check_by_text_fails(fails, name: str = "counterexample") -> None:
+    """Fail unless ``fails``, ``by_text_fails_on(counterexample)``, is True."""
+    if fails is not True:
+        raise AssertionError(
+            f"{name}: on it merge_pair_by_text returns what a right merge returns: try words "
+            "whose tokens earlier merges have already joined (the cell after exercise 2b "
+            "prints both merges)")
 
 
 @checked_plainly

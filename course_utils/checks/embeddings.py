@@ -5,8 +5,12 @@ The expected values come from libraries, never from an exercise written again:
 * a lookup is PyTorch's ``F.embedding`` of the index in the table Wᵀ transposed; reading a
   row instead of a column is the same call on Wᵀ itself;
 * cosines are scikit-learn's ``cosine_similarity``; its slips are transformations of that
-  output (times the lengths of the rows, 1 − it), and a ranking by dot products is
-  scikit-learn's ``linear_kernel``;
+  output (times the lengths of the rows, 1 − it) or the colleague's draft of exercise 2
+  (given in the notebook: each matrix divided by the lengths of its columns), and a ranking
+  by dot products is scikit-learn's ``linear_kernel``;
+* a counterexample to that draft is a pair (a, b) on which the draft returns a value no
+  cosine takes (|x| > 1, or NaN): ``draft_fails_on`` says whether it does, and the test
+  reports that verdict, the same for every right counterexample;
 * the neighbours of a word are the other words sorted by scikit-learn's cosines; the slips
   keep the word or read the same order backwards;
 * an update E′_i is E_i plus PyTorch's ``F.scaled_dot_product_attention`` without scaling
@@ -20,15 +24,17 @@ import torch
 import torch.nn.functional as F
 
 from .core import as_tensor, check_close
-from .guards import checked_plainly
+from .guards import checked_plainly, plain
 
 __all__ = [
     "EMBEDDING_MISTAKES",
     "check_contextual_update",
     "check_cosine_matrix",
+    "check_draft_fails",
     "check_lookup",
     "check_neighbours",
     "check_updated_embeddings",
+    "draft_fails_on",
 ]
 
 EMBEDDING_MISTAKES = {
@@ -41,6 +47,11 @@ EMBEDDING_MISTAKES = {
     "second_norm": "you divided by the lengths of the rows of b only: the denominator of S_C "
     "has a length from each side",
     "distance": "you returned the cosine distance 1 − cos θ; the similarity is cos θ itself",
+    "draft": "your cosine_matrix returns what the colleague's draft returns: one of its lines "
+    "does not compute S_C (exercise 2b)",
+    "draft_gives_cosines": "on your counterexample every entry the draft returns lies in "
+    "[-1, 1], and could be a cosine: look for a pair (a, b) where what the draft divides by "
+    "is not what S_C divides by (the cell after exercise 2b prints the draft's output)",
     "includes_itself": "your neighbours include the word itself (its cosine with itself is 1): "
     "leave it out",
     "ascending": "your neighbours are sorted from the least similar up: the most similar comes "
@@ -97,8 +108,44 @@ def check_cosine_matrix(actual, a, b, name: str = "cosine similarities", atol=1e
         EMBEDDING_MISTAKES["second_norm"]: expected * lengths_a,
         EMBEDDING_MISTAKES["distance"]: 1 - expected,
     }
+    drafted = _draft(a, b)
+    if torch.isfinite(drafted).all():  # a NaN of the draft is the zero_length hint's case
+        mistakes[EMBEDDING_MISTAKES["draft"]] = drafted
     check_close(actual, expected, name, atol=atol, mistakes=mistakes,
                 nan_hint=EMBEDDING_MISTAKES["zero_length"])
+
+
+def _draft(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """What the colleague's draft of 01's exercise 2 returns: each matrix divided by the
+    lengths of its columns (its bug), then the products of the rows."""
+    return (a / a.norm(dim=0, keepdim=True)) @ (b / b.norm(dim=0, keepdim=True)).T
+
+
+def draft_fails_on(counterexample) -> bool:
+    """Whether the colleague's draft of exercise 2 returns, on ``counterexample`` = (a, b),
+    two matrices (n, d) and (m, d), an entry no cosine takes: |x| > 1, or NaN. Fails,
+    naming the problem, when ``counterexample`` is not such a pair."""
+    pair = plain(counterexample, "counterexample")
+    if pair is Ellipsis:
+        raise AssertionError("counterexample is still `...`: write (a, b), two small "
+                             "matrices, under the draft")
+    if not isinstance(pair, list | tuple) or len(pair) != 2:
+        raise AssertionError(f"counterexample must be a pair (a, b) of matrices; got "
+                             f"{type(pair).__name__}")
+    a, b = (as_tensor(matrix, "counterexample") for matrix in pair)
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[1] or 0 in a.shape + b.shape:
+        raise AssertionError(f"counterexample: a and b must be matrices (n, d) and (m, d) "
+                             f"with the same number d of columns; got shapes "
+                             f"{tuple(a.shape)} and {tuple(b.shape)}")
+    drafted = _draft(a, b)
+    return bool(((drafted.abs() > 1 + 1e-6) | drafted.isnan()).any())
+
+
+@checked_plainly
+def check_draft_fails(fails, name: str = "counterexample") -> None:
+    """Fail unless ``fails``, ``draft_fails_on(counterexample)``, is True."""
+    if fails is not True:
+        raise AssertionError(f"{name}: {EMBEDDING_MISTAKES['draft_gives_cosines']}.")
 
 
 @checked_plainly

@@ -8,7 +8,10 @@ NOTEBOOK = "03_bpe"
 EXERCISES = (
     # dicts: the pairs (count_pairs) and the words (merge_pair) compare in any order already
     Exercise("count_pairs", NOTEBOOK, points=1, check="check_pair_counts"),
-    Exercise("merge_pair", NOTEBOOK, points=2, check="check_merged_corpus"),
+    # a (corpus, pair) on which exercise 2's merge by text goes wrong: its test reports whether
+    # it does (by_text_fails_on), the same verdict for every right pair
+    Exercise("merge_counterexample", NOTEBOOK, points=1, check="check_by_text_fails"),
+    Exercise("merge_pair", NOTEBOOK, points=1, check="check_merged_corpus"),
     Exercise("segment_word", NOTEBOOK, points=2, check="check_segmentation"),
     # ranks are exact; tiktoken's educational learner does the whole job
     Exercise("train_bytes", NOTEBOOK, points=4, check="check_train_bytes",

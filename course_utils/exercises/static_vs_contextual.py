@@ -24,11 +24,14 @@ DISTANCES_ONLY = ("plain Python (math, collections, itertools...) and torch's el
 
 EXERCISES = (
     Exercise("embed", NOTEBOOK, points=1, check="check_lookup"),
-    Exercise("cosine_matrix", NOTEBOOK, points=2, check="check_cosine_matrix"),
+    # a pair of matrices on which exercise 2's draft returns no cosines: its test reports
+    # whether it does (draft_fails_on), the same verdict for every right pair
+    Exercise("cosine_counterexample", NOTEBOOK, points=1, check="check_draft_fails"),
+    Exercise("cosine_matrix", NOTEBOOK, points=1, check="check_cosine_matrix"),
     # finds the cosine order with a distance search: torch's distances allowed, every cosine
     # function and every product of two vectors refused (the step from distances to cosines
     # is the exercise); NumPy, whose products no guard watches, is left out
-    Exercise("nearest_words", NOTEBOOK, points=2, check="check_neighbours",
+    Exercise("nearest_words", NOTEBOOK, points=1, check="check_neighbours",
              allowance=Allowance(says=DISTANCES_ONLY, modules=PLAIN + TORCH,
                                  c_modules=tuple(m for m in C_MODULES if m != "numpy"),
                                  torch_ops=(ELEMENTARY - PRODUCTS) | {"cdist"}),
@@ -39,7 +42,7 @@ EXERCISES = (
     Exercise("updated_embedding", NOTEBOOK, points=2, check="check_contextual_update",
              allowance=NO_SOFTMAX,
              torch_twins=ATTENTION),
-    Exercise("updated_embeddings", NOTEBOOK, points=4, check="check_updated_embeddings",
+    Exercise("updated_embeddings", NOTEBOOK, points=3, check="check_updated_embeddings",
              twins=("course_utils.models.attention.attention_weights",),
              torch_twins=ATTENTION),
 )

@@ -109,6 +109,11 @@ def encode(text, ranks, special_tokens):
     return ids
 """
 
+# Exercise 2a: a word where merge_pair_by_text is right (banana merged twice on (a, n)).
+NO_COUNTEREXAMPLE = """
+counterexample = ({("b", "a", "n", "a", "n", "a", "_"): 1}, ("a", "n"))
+"""
+
 # Exercises answered by a library (Hugging Face tokenizers, tiktoken): each loses its own points.
 TWIN_MERGE_PAIR = """
 from tokenizers.models import BPE
@@ -154,6 +159,7 @@ def encode(text, ranks, special_tokens):
 WRONG = {
     "across_words_first_only_greedy_leftmost": {
         "count_pairs": ACROSS_WORDS,
+        "merge_counterexample": NO_COUNTEREXAMPLE,
         "merge_pair": FIRST_OCCURRENCE_ONLY,
         "segment_word": GREEDY_LONGEST_MATCH,
         "merge_chunk": LEFTMOST_PAIR,
@@ -413,6 +419,10 @@ def encode(text, ranks, special_tokens):
 CORRECT = {
     "counter_heap_and_find": {
         "count_pairs": COUNTER_MOST_COMMON,
+        # a token that holds the pair's text and more: "ab" beside "c", merged on (b, c)
+        "merge_counterexample": """
+counterexample = ({("ab", "c", "_"): 3}, ("b", "c"))
+""",
         "merge_pair": SKIP_FLAG,
         "train_bytes": TIES_BY_POSITION,
         "segment_word": TUPLE_SEGMENTS,
@@ -421,6 +431,10 @@ CORRECT = {
     },
     "own_steps_for_the_learner": {
         "count_pairs": DEFAULTDICT,
+        # a list for the pair, and two words, one of them fine
+        "merge_counterexample": """
+counterexample = ({("n", "e", "w"): 2, ("lo", "w", "er_"): 1}, ["o", "w"])
+""",
         "merge_pair": SLICES,
         "train_bytes": OWN_STEPS,
         "segment_word": INDEX_SEARCH,

@@ -7,6 +7,11 @@ def embed(weight_t, n):
     return weight_t[n]
 """
 
+# One-hot rows, where the draft returns the identity as it should: no counterexample.
+ONE_HOT_PAIR = """
+counterexample = ([[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]])
+"""
+
 DOT_PRODUCT = """
 def cosine_matrix(a, b):
     return a @ b.T
@@ -176,6 +181,7 @@ WRONG = {
         "updated_embeddings": SCALED,
     },
     "dot_product_not_cosine": {
+        "cosine_counterexample": ONE_HOT_PAIR,
         "cosine_matrix": DOT_PRODUCT,
         "nearest_words": INCLUDES_ITSELF,
         "updated_embedding": LITERAL_SOFTMAX,
@@ -198,12 +204,16 @@ WRONG = {
 
 # Right answers written another way: each must get every point.
 
-# The column of Wᵀ by indexing; F.normalize; a sort in plain Python; an explicit exp and
-# sum in float64; the whole sentence by a loop over the words.
+# The column of Wᵀ by indexing; a counterexample whose draft output is NaN; F.normalize; a
+# sort in plain Python; an explicit exp and sum in float64; the whole sentence by a loop over
+# the words.
 INDEXING_AND_LOOPS = {
     "embed": """
 def embed(weight_t, n):
     return weight_t[:, n]
+""",
+    "cosine_counterexample": """
+counterexample = ([[1.0, 2.0]], [[3.0, 0.0], [-1.0, 0.0]])   # a column of zeros in b: 0/0
 """,
     "cosine_matrix": """
 def cosine_matrix(a, b):
@@ -246,14 +256,20 @@ def updated_embeddings(E, Q, V):
 """,
 }
 
-# torch's one_hot; numpy with a double loop; squared distances summed by hand (exercise 3
-# refuses NumPy); an update written into the input in place; a softmax over the masked
-# scores with −1e9 instead of −∞, in numpy.
+# torch's one_hot; a counterexample in NumPy and torch; numpy with a double loop; squared
+# distances summed by hand (exercise 3 refuses NumPy); an update written into the input in
+# place; a softmax over the masked scores with −1e9 instead of −∞, in numpy.
 NUMPY_AND_ONE_HOT = {
     "embed": """
 def embed(weight_t, n):
     code = F.one_hot(torch.tensor(n), weight_t.shape[1]).to(weight_t.dtype).to(weight_t.device)
     return weight_t @ code
+""",
+    "cosine_counterexample": """
+import numpy as np
+
+a = np.array([[1.0, 1.0], [1.0, 0.0]])   # columns of lengths 1.41 and 1: row 1 gets longer
+counterexample = (a, torch.tensor(a))
 """,
     "cosine_matrix": """
 import numpy as np
@@ -456,6 +472,16 @@ def nearest_words(word, vocabulary, vectors, k):
 def updated_embedding(E, i, Q, V):
     return E[i] + torch.nn.Softmax(dim=0)(E[: i + 1] @ Q) @ V[: i + 1]
 """, zero=True),
+    },
+    # the draft's verdict replaced by one that always says "no cosine": the counterexample
+    # underneath (one-hot rows) is none
+    "replaces_the_drafts_verdict": {
+        "cosine_counterexample": Cheat("""
+from course_utils import checks as _checks
+
+_checks.draft_fails_on = lambda counterexample: True
+counterexample = ([[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]])
+""", zero=True, flagged=True),
     },
     # the check's oracle replaced at the top of the answer cell: a wrong answer (E
     # unchanged) then equals the "expected" value

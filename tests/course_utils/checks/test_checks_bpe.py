@@ -3,6 +3,7 @@ a right answer (in any form the exercises allow) triggers none. The right answer
 mistakes are written here, independently of the checks' oracles (Hugging Face's BPE model,
 tiktoken, stated values, properties)."""
 
+import re
 from collections import Counter
 
 import pytest
@@ -142,6 +143,29 @@ TEXTBOOK_BYTE_MERGES = [b"er", b" n", b" ne", b" new", b"lo", b"low", b" low", b
 
 def byte_ranks(merges):
     return {bytes([b]): b for b in range(256)} | {t: 256 + i for i, t in enumerate(merges)}
+
+
+@pytest.mark.parametrize("counterexample", [
+    ({("low", "er_"): 1}, ("w", "er_")),                     # the pair's text inside "low er_"
+    ({("n", "e", "w"): 2, ("ab", "c", "_"): 1}, ["b", "c"]),  # one word of two, a list for the pair
+])
+def test_a_counterexample_to_the_merge_by_text_passes(counterexample):
+    assert checks.by_text_fails_on(counterexample) is True
+    checks.check_by_text_fails(checks.by_text_fails_on(counterexample))
+
+
+@pytest.mark.parametrize("counterexample, words", [
+    (({("b", "a", "n", "a", "n", "a", "_"): 1}, ("a", "n")), "what a right merge returns"),
+    (({("a", "a", "a"): 1}, ("a", "a")), "what a right merge returns"),
+    (..., "still `...`"),
+    ([1, 2, 3], "a pair (corpus, pair)"),
+    (({"new": 1}, ("n", "e")), "each word a tuple of tokens"),
+    (({("a", "b c"): 1}, ("a", "b")), "without spaces"),
+    (({("a", "b"): 0}, ("a", "b")), "positive int"),
+])
+def test_no_counterexample_or_a_malformed_one_is_named(counterexample, words):
+    with pytest.raises(AssertionError, match=re.escape(words)):
+        checks.check_by_text_fails(checks.by_text_fails_on(counterexample))
 
 
 def test_right_byte_ranks_pass():

@@ -90,6 +90,14 @@ MISTAKES = {
     "distance": lambda: checks.check_cosine_matrix(
         1 - F.cosine_similarity(A[:, None], B[None], dim=-1), A, B
     ),
+    # exercise 2's draft as it stands: the lengths of the columns, not of the rows
+    "draft": lambda: checks.check_cosine_matrix(
+        A / A.norm(dim=0) @ (B / B.norm(dim=0)).T, A, B
+    ),
+    # one-hot rows: the draft gives the identity there, as cosines would
+    "draft_gives_cosines": lambda: checks.check_draft_fails(
+        checks.draft_fails_on((torch.eye(3), torch.eye(3)))
+    ),
     "includes_itself": lambda: checks.check_neighbours(cosine_order()[:3], "w2", WORDS, VECTORS, 3),
     "ascending": lambda: checks.check_neighbours(
         cosine_order()[::-1][:3], "w2", WORDS, VECTORS, 3
@@ -152,6 +160,27 @@ def test_right_lookups_pass():
     checks.check_lookup(W_T.double().numpy()[:, 2], W_T, 2)
     wide = random(3, 9, seed=5)
     checks.check_lookup(wide @ F.one_hot(torch.tensor(8), 9).float(), wide, 8)
+
+
+@pytest.mark.parametrize("counterexample", [
+    ([[3.0, 4.0]], [[3.0, 4.0]]),                          # a column's length is one entry's
+    (np.array([[1.0, 1.0], [1.0, 0.0]]), torch.ones(1, 2)),  # NumPy and torch: |x| > 1
+    (torch.eye(2), torch.tensor([[3.0, 0.0], [-1.0, 0.0]])),  # a column of zeros: NaN
+])
+def test_a_counterexample_to_the_draft_passes(counterexample):
+    assert checks.draft_fails_on(counterexample) is True
+    checks.check_draft_fails(checks.draft_fails_on(counterexample))
+
+
+@pytest.mark.parametrize("counterexample, words", [
+    (..., "still `...`"),
+    ([[1.0, 2.0]], "a pair"),
+    (([[1.0, 2.0]], [[1.0]]), "same number d of columns"),
+    (([[1.0, 2.0]], "ab"), "must be numbers"),
+])
+def test_a_malformed_counterexample_is_named(counterexample, words):
+    with pytest.raises(AssertionError, match=re.escape(words)):
+        checks.draft_fails_on(counterexample)
 
 
 def test_right_cosine_matrices_pass():
