@@ -53,18 +53,20 @@ PRETRAINING_MISTAKES = {
     "what the exercise asks the output layer to score",
     "encoder_shape": "the scores are one row of V numbers (one per word) at every position of "
     "every window: (batch, n, V)",
-    "encoder_head": "your scores are not the output layer of notebook 06's GPT (each word's "
-    "score the dot product of the last hidden state with that word's own embedding): look at "
-    "your last step",
+    "encoder_head": "your scores are not the words' rows of E applied to one vector per "
+    "position, as the output of a model with no other weight is: look at your last step",
     "encoder_no_final_norm": "the last hidden states reach the output layer without the final "
     "layer norm (model.norm)",
     "encoder_causal": "your encoder is causal: changing the last word of a window changed no "
     "earlier position's scores. Exercise 2 asks where the clue to a masked word can be",
     "encoder_no_positions": "your encoder cannot tell where a word is: the window read "
     "backwards gives the same scores, backwards. Look at what H_0 adds to the token rows",
-    "encoder_one_word": "on windows of one word, where an encoder and a GPT read the same, "
-    "your scores differ from those of the GPT whose weights `model` holds: on one word only "
-    "the input H_0, the blocks and the output differ, so compare your H_0 with the exercise's",
+    "encoder_one_word": "on windows of one word, where the mask changes nothing, your scores "
+    "differ from those of Hugging Face's GPT-2 holding the weights of `model`: look at what "
+    "enters your first block and at what comes out of the last",
+    "encoder_unlifted": "on windows of one word your scores are those of a model whose token "
+    "rows enter the blocks at their own size, beside position rows many times larger (the "
+    "sizes printed above exercise 2): the blocks read mostly where a word is, not which",
     "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
     "feed-forward layer) has a bias vector as long as its output",
     "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "
@@ -163,15 +165,14 @@ def _rows_reversed(ids: torch.Tensor) -> list[tuple[int, int]]:
             if a != b and torch.equal(ids[a].flip(0), ids[b]) and not torch.equal(ids[a], ids[b])]
 
 
-def _gpt_scores(ids: torch.Tensor, model) -> torch.Tensor:
-    """The scores of Hugging Face's GPT-2 holding ``model``'s weights on ``ids`` (batch, n):
-    its positions the sinusoidal table, its token rows lifted by √d (H_0 = √d E[x] + PE),
-    in float64 on the CPU, (batch, n, rows of E)."""
+def _gpt_scores(ids: torch.Tensor, model, factor: float) -> torch.Tensor:
+    """The scores of Hugging Face's GPT-2 holding ``model``'s weights on ``ids`` (batch, n),
+    its positions the sinusoidal table, fed the token rows times ``factor``: in float64 on
+    the CPU, (batch, n, rows of E)."""
     twin = gpt2_holding(model, model.positions)
     ids = torch.as_tensor(ids).long().cpu()
     with torch.no_grad():
-        rows = twin.transformer.wte(ids) * model.config.d_model ** 0.5
-        return twin(inputs_embeds=rows).logits
+        return twin(inputs_embeds=twin.transformer.wte(ids) * factor).logits
 
 
 @checked_plainly
@@ -210,10 +211,14 @@ def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
             raise AssertionError(
                 f"{name} is not right: {PRETRAINING_MISTAKES['encoder_no_positions']}.")
     if ids.shape[1] == 1:
-        gpt = _gpt_scores(ids, model)[..., :-1]
-        if not torch.allclose(got.double(), gpt, rtol=1e-4, atol=1e-4):
-            raise AssertionError(
-                f"{name} is not right: {PRETRAINING_MISTAKES['encoder_one_word']}.")
+
+        def gpt_with(factor):
+            gpt = _gpt_scores(ids, model, factor)[..., :-1]
+            return torch.allclose(got.double(), gpt, rtol=1e-4, atol=1e-4)
+
+        if not gpt_with(model.config.d_model ** 0.5):
+            key = "encoder_unlifted" if gpt_with(1.0) else "encoder_one_word"
+            raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
 
 
 # -- parameter count ------------------------------------------------------------------------
