@@ -3,26 +3,23 @@ forward pass, sizes and span decoding.
 
 The expected values come from libraries, never from an exercise written again:
 
-* the masked-LM loss is PyTorch's ``F.cross_entropy`` with the positions that were not
-  chosen labelled ``ignore_index`` (−100, as Hugging Face labels them for
-  ``BertForMaskedLM``); each mistake is that call changed as the mistake changes it
-  (no ``ignore_index``, ``reduction="sum"``, ``F.nll_loss`` on the logits themselves);
+* the masked-LM loss is PyTorch's ``F.cross_entropy`` on the labels as Hugging Face's
+  ``BertForMaskedLM`` takes them; each named mistake is that call changed as the mistake
+  changes it;
 * the encoder's logits are judged by properties, never by the forward pass written again
   (the grader compares the hidden tests' values with the stored answers, outside the
-  kernel): their shape; every row a combination of the words' embeddings (the tied output
-  layer, solved for by least squares) whose coefficients are a layer norm's output (mean β,
-  spread γ); which positions a position's scores see; the order of a window; and, on
-  windows of one word, where an encoder and a GPT read the same, the scores of Hugging
-  Face's GPT-2 holding the model's weights (``library_gpt``);
+  kernel): their shape; their output layer's, found by least squares; which positions a
+  position's scores depend on; the order of a window; and, on windows of one word, the
+  scores of Hugging Face's GPT-2 holding the model's weights (``library_gpt``);
 * a BERT encoder's parameter count is Hugging Face's ``BertModel``, built from a
   ``BertConfig`` on the meta device (shapes only: nothing is downloaded or allocated) and
   counted with ``sum(p.numel() ...)``; each mistake is that count without the parameters
   it forgets (found by their names), with the pooler, or of one layer;
-* a span is judged against the span the visible test states (the grader compares the hidden
-  tests' spans with the stored answers): a span of the scores, at most ``max_length`` long,
-  whose score start_scores[s] + end_scores[e] ties the stated span's; multiplying
-  probabilities is Hugging Face's question-answering decoder, ``decode_spans``, on softmax
-  probabilities as its pipeline feeds it.
+* a span is judged against the best span the visible test states (the grader compares the
+  hidden tests' spans with the stored answers): it must be one the reader may answer and
+  tie the stated span's score; the mistake of multiplying probabilities is Hugging Face's
+  question-answering decoder, ``decode_spans``, on softmax probabilities as its pipeline
+  feeds it.
 
 Transformers is imported only where a check needs it: importing it takes seconds.
 """
@@ -124,9 +121,9 @@ def _library_losses(logits, targets, masked) -> dict:
 
 @checked_plainly
 def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss") -> None:
-    """Fail unless ``actual`` is PyTorch's cross-entropy of ``logits`` against ``targets``
-    at the positions where ``masked`` is True, averaged over them (relative tolerance 1e-4:
-    float32 logits are allowed)."""
+    """Fail unless ``actual`` is the masked-LM loss of ``logits`` against ``targets`` where
+    ``masked`` marks the positions ``bert_mask`` chose, as PyTorch's cross-entropy gives it
+    (relative tolerance 1e-4: float32 logits are allowed)."""
     got = as_tensor(actual, name)
     if got.numel() != 1:
         raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES['not_a_loss']}; "
@@ -179,11 +176,11 @@ def _gpt_scores(ids: torch.Tensor, model, factor: float) -> torch.Tensor:
 def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
     """Fail unless ``actual`` has the properties of the encoder's scores on ``ids`` (batch, n)
     for ``model``, a holder of a ``TinyGPT``'s weights whose token embedding E has V + 1 rows
-    (the last is ``[MASK]``'s) and whose final layer norm is ``model.norm``: shape (batch, n,
-    V); every row E[:V] u with u a layer norm's output; scores that see the right (where two
-    windows differ in their last word) and the order (where a window is another read
-    backwards); on windows of one word, the GPT's scores of the V words. The exact values of
-    longer windows are the grader's to compare (the hidden tests)."""
+    (the last is ``[MASK]``'s) and whose final layer norm is ``model.norm``: the contract's
+    shape; the output layer's properties; which positions a position's scores depend on
+    (where two windows differ in their last word) and the order (where a window is another
+    read backwards); on windows of one word, Hugging Face's GPT-2 holding the same weights.
+    The exact values of longer windows are the grader's to compare (the hidden tests)."""
     got = as_tensor(actual, name)
     ids = torch.as_tensor(ids).long().cpu()
     words = model.token_embedding.weight.detach().cpu().double()[:-1]      # (V, d)
@@ -295,9 +292,8 @@ def _decoded_from_probabilities(start, end, max_length) -> tuple[int, int]:
 @checked_plainly
 def check_best_span(actual, start_scores, end_scores, max_length: int, expected,
                     name="best_span") -> None:
-    """Fail unless ``actual`` is a pair (s, e) with s ≤ e < s + max_length whose
-    start_scores[s] + end_scores[e] ties that of ``expected``, the best span, which the
-    visible test states."""
+    """Fail unless ``actual`` is a pair (s, e), a span the reader may answer whose score ties
+    that of ``expected``, the best span, which the visible test states."""
     start = as_tensor(start_scores, "start_scores").flatten()
     end = as_tensor(end_scores, "end_scores").flatten()
     best_start, best_end = (round(v) for v in as_tensor(expected, "expected").flatten().tolist())
@@ -310,8 +306,8 @@ def check_best_span(actual, start_scores, end_scores, max_length: int, expected,
     n = len(start)
 
     def is_best(pair):
-        """A span of at most ``max_length`` tokens whose score ties the best span's (float32
-        sums may tie where float64 ones differ in the 7th digit: either is right)."""
+        """A span the reader may answer whose score ties the best span's (float32 sums may
+        tie where float64 ones differ in the 7th digit: either is right)."""
         first, last = pair
         if not 0 <= first <= last < min(n, first + max_length):
             return False
