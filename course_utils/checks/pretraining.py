@@ -3,26 +3,23 @@ forward pass, sizes and span decoding.
 
 The expected values come from libraries, never from an exercise written again:
 
-* the masked-LM loss is PyTorch's ``F.cross_entropy`` with the positions that were not
-  chosen labelled ``ignore_index`` (−100, as Hugging Face labels them for
-  ``BertForMaskedLM``); each mistake is that call changed as the mistake changes it
-  (no ``ignore_index``, ``reduction="sum"``, ``F.nll_loss`` on the logits themselves);
+* the masked-LM loss is PyTorch's ``F.cross_entropy`` on the labels as Hugging Face's
+  ``BertForMaskedLM`` takes them; each named mistake is that call changed as the mistake
+  changes it;
 * the encoder's logits are judged by properties, never by the forward pass written again
   (the grader compares the hidden tests' values with the stored answers, outside the
-  kernel): their shape; every row a combination of the words' embeddings (the tied output
-  layer, solved for by least squares) whose coefficients are a layer norm's output (mean β,
-  spread γ); which positions a position's scores see; the order of a window; and, on
-  windows of one word, where an encoder and a GPT read the same, the scores of Hugging
-  Face's GPT-2 holding the model's weights (``course_utils.models.library_gpt``);
+  kernel): their shape; their output layer's, found by least squares; which positions a
+  position's scores depend on; the order of a window; and, on windows of one word, the
+  scores of Hugging Face's GPT-2 holding the model's weights (``models.library_gpt``);
 * a BERT encoder's parameter count is Hugging Face's ``BertModel``, built from a
   ``BertConfig`` on the meta device (shapes only: nothing is downloaded or allocated) and
   counted with ``sum(p.numel() ...)``; each mistake is that count without the parameters
   it forgets (found by their names), with the pooler, or of one layer;
-* a span is judged against the span the visible test states (the grader compares the hidden
-  tests' spans with the stored answers): a span of the scores, at most ``max_length`` long,
-  whose score start_scores[s] + end_scores[e] ties the stated span's; multiplying
-  probabilities is Hugging Face's question-answering decoder, ``decode_spans``, on softmax
-  probabilities as its pipeline feeds it.
+* a span is judged against the best span the visible test states (the grader compares the
+  hidden tests' spans with the stored answers): it must be one the reader may answer and
+  tie the stated span's score; the mistake of multiplying probabilities is Hugging Face's
+  question-answering decoder, ``decode_spans``, on softmax probabilities as its pipeline
+  feeds it.
 
 Transformers is imported only where a check needs it: importing it takes seconds.
 """
@@ -54,18 +51,20 @@ PRETRAINING_MISTAKES = {
     "what the exercise asks the output layer to score",
     "encoder_shape": "the scores are one row of V numbers (one per word) at every position of "
     "every window: (batch, n, V)",
-    "encoder_head": "your scores are not the output layer of notebook 06's GPT (each word's "
-    "score the dot product of the last hidden state with that word's own embedding): look at "
-    "your last step",
+    "encoder_head": "your scores are not the words' rows of E applied to one vector per "
+    "position, as the output of a model with no other weight is: look at your last step",
     "encoder_no_final_norm": "the last hidden states reach the output layer without the final "
     "layer norm (model.norm)",
     "encoder_causal": "your encoder is causal: changing the last word of a window changed no "
     "earlier position's scores. Exercise 2 asks where the clue to a masked word can be",
     "encoder_no_positions": "your encoder cannot tell where a word is: the window read "
     "backwards gives the same scores, backwards. Look at what H_0 adds to the token rows",
-    "encoder_one_word": "on windows of one word, where an encoder and a GPT read the same, "
-    "your scores differ from those of the GPT whose weights `model` holds: on one word only "
-    "the input H_0, the blocks and the output differ, so compare your H_0 with the exercise's",
+    "encoder_one_word": "on windows of one word, where the mask changes nothing, your scores "
+    "differ from those of Hugging Face's GPT-2 holding the weights of `model`: look at what "
+    "enters your first block and at what comes out of the last",
+    "encoder_unlifted": "on windows of one word your scores are those of a model whose token "
+    "rows enter the blocks at their own size, beside position rows many times larger (the "
+    "sizes printed above exercise 2): the blocks read mostly where a word is, not which",
     "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
     "feed-forward layer) has a bias vector as long as its output",
     "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "
@@ -123,9 +122,9 @@ def _library_losses(logits, targets, masked) -> dict:
 
 @checked_plainly
 def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss") -> None:
-    """Fail unless ``actual`` is PyTorch's cross-entropy of ``logits`` against ``targets``
-    at the positions where ``masked`` is True, averaged over them (relative tolerance 1e-4:
-    float32 logits are allowed)."""
+    """Fail unless ``actual`` is the masked-LM loss of ``logits`` against ``targets`` where
+    ``masked`` marks the positions ``bert_mask`` chose, as PyTorch's cross-entropy gives it
+    (relative tolerance 1e-4: float32 logits are allowed)."""
     got = as_tensor(actual, name)
     if got.numel() != 1:
         raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES['not_a_loss']}; "
@@ -164,26 +163,25 @@ def _rows_reversed(ids: torch.Tensor) -> list[tuple[int, int]]:
             if a != b and torch.equal(ids[a].flip(0), ids[b]) and not torch.equal(ids[a], ids[b])]
 
 
-def _gpt_scores(ids: torch.Tensor, model) -> torch.Tensor:
-    """The scores of Hugging Face's GPT-2 holding ``model``'s weights on ``ids`` (batch, n):
-    its positions the sinusoidal table, its token rows lifted by √d (H_0 = √d E[x] + PE),
-    in float64 on the CPU, (batch, n, rows of E)."""
+def _gpt_scores(ids: torch.Tensor, model, factor: float) -> torch.Tensor:
+    """The scores of Hugging Face's GPT-2 holding ``model``'s weights on ``ids`` (batch, n),
+    its positions the sinusoidal table, fed the token rows times ``factor``: in float64 on
+    the CPU, (batch, n, rows of E)."""
     twin = gpt2_holding(model, model.positions)
     ids = torch.as_tensor(ids).long().cpu()
     with torch.no_grad():
-        rows = twin.transformer.wte(ids) * model.config.d_model ** 0.5
-        return twin(inputs_embeds=rows).logits
+        return twin(inputs_embeds=twin.transformer.wte(ids) * factor).logits
 
 
 @checked_plainly
 def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
     """Fail unless ``actual`` has the properties of the encoder's scores on ``ids`` (batch, n)
     for ``model``, a holder of a ``TinyGPT``'s weights whose token embedding E has V + 1 rows
-    (the last is ``[MASK]``'s) and whose final layer norm is ``model.norm``: shape (batch, n,
-    V); every row E[:V] u with u a layer norm's output; scores that see the right (where two
-    windows differ in their last word) and the order (where a window is another read
-    backwards); on windows of one word, the GPT's scores of the V words. The exact values of
-    longer windows are the grader's to compare (the hidden tests)."""
+    (the last is ``[MASK]``'s) and whose final layer norm is ``model.norm``: the contract's
+    shape; the output layer's properties; which positions a position's scores depend on
+    (where two windows differ in their last word) and the order (where a window is another
+    read backwards); on windows of one word, Hugging Face's GPT-2 holding the same weights.
+    The exact values of longer windows are the grader's to compare (the hidden tests)."""
     got = as_tensor(actual, name)
     ids = torch.as_tensor(ids).long().cpu()
     words = model.token_embedding.weight.detach().cpu().double()[:-1]      # (V, d)
@@ -211,10 +209,14 @@ def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
             raise AssertionError(
                 f"{name} is not right: {PRETRAINING_MISTAKES['encoder_no_positions']}.")
     if ids.shape[1] == 1:
-        gpt = _gpt_scores(ids, model)[..., :-1]
-        if not torch.allclose(got.double(), gpt, rtol=1e-4, atol=1e-4):
-            raise AssertionError(
-                f"{name} is not right: {PRETRAINING_MISTAKES['encoder_one_word']}.")
+
+        def gpt_with(factor):
+            gpt = _gpt_scores(ids, model, factor)[..., :-1]
+            return torch.allclose(got.double(), gpt, rtol=1e-4, atol=1e-4)
+
+        if not gpt_with(model.config.d_model ** 0.5):
+            key = "encoder_unlifted" if gpt_with(1.0) else "encoder_one_word"
+            raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
 
 
 # -- parameter count ------------------------------------------------------------------------
@@ -291,9 +293,8 @@ def _decoded_from_probabilities(start, end, max_length) -> tuple[int, int]:
 @checked_plainly
 def check_best_span(actual, start_scores, end_scores, max_length: int, expected,
                     name="best_span") -> None:
-    """Fail unless ``actual`` is a pair (s, e) with s ≤ e < s + max_length whose
-    start_scores[s] + end_scores[e] ties that of ``expected``, the best span, which the
-    visible test states."""
+    """Fail unless ``actual`` is a pair (s, e), a span the reader may answer whose score ties
+    that of ``expected``, the best span, which the visible test states."""
     start = as_tensor(start_scores, "start_scores").flatten()
     end = as_tensor(end_scores, "end_scores").flatten()
     best_start, best_end = (round(v) for v in as_tensor(expected, "expected").flatten().tolist())
@@ -306,8 +307,8 @@ def check_best_span(actual, start_scores, end_scores, max_length: int, expected,
     n = len(start)
 
     def is_best(pair):
-        """A span of at most ``max_length`` tokens whose score ties the best span's (float32
-        sums may tie where float64 ones differ in the 7th digit: either is right)."""
+        """A span the reader may answer whose score ties the best span's (float32 sums may
+        tie where float64 ones differ in the 7th digit: either is right)."""
         first, last = pair
         if not 0 <= first <= last < min(n, first + max_length):
             return False

@@ -54,7 +54,7 @@ class GPTConfig:
     ``norm_first=False``
     builds post-LN blocks instead of GPT's pre-LN ones, for the comparison of notebook 06
     (the final LN stays). ``causal=False`` asks the forward pass to leave the causal mask out
-    of every block: every position attends to every position, as in BERT's encoder.
+    of every block: every position attends to every position.
     """
 
     vocab_size: int

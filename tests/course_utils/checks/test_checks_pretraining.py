@@ -345,8 +345,14 @@ def test_the_missing_lift_fails_the_one_word_windows_with_its_message():
     with torch.no_grad():
         wrong = unlifted_encoder(ids, model)
         assert not torch.allclose(wrong, pytorch_encoder(ids, model), atol=1e-3)
-    with pytest.raises(AssertionError, match=re.escape(PRETRAINING_MISTAKES["encoder_one_word"])):
+    with pytest.raises(AssertionError, match=re.escape(PRETRAINING_MISTAKES["encoder_unlifted"])):
         checks.check_encoder_logits(wrong, ids, model)
+    lifted_table = TinyGPT(model.config).eval()           # the factor on PE instead of on E
+    lifted_table.load_state_dict(model.state_dict())
+    lifted_table.positions = model.positions * math.sqrt(model.config.d_model)
+    with torch.no_grad(), pytest.raises(AssertionError,
+                                        match=re.escape(PRETRAINING_MISTAKES["encoder_one_word"])):
+        checks.check_encoder_logits(pytorch_encoder(ids, lifted_table), ids, model)
     long_ids, _ = encoder_inputs()[0]                  # longer windows: the grader's to compare
     with torch.no_grad():
         checks.check_encoder_logits(unlifted_encoder(long_ids, model), long_ids, model)
