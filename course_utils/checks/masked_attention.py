@@ -65,8 +65,8 @@ MASK_MISTAKES = {
     "your answer and follow which row of x each number of head 1 comes from",
     "head_axis_last": "the head axis is in the wrong place: the shape asked for is (batch, h, "
     "n, d_h), with the heads before the tokens",
-    "scale_by_d": "your scale uses the whole embedding size: look at which size one head's "
-    "scores have (section 6)",
+    "scale_by_d": "every score of yours is too small by one common factor, so your weights "
+    "are flatter than nn.MultiheadAttention's: look at the scale in section 6's formula",
     "no_output_projection": "your output skips the last step of section 6's formula, the mix "
     "of the concatenated heads",
     "one_head": "your answer attends once over all d features: look at how many heads the "

@@ -126,8 +126,12 @@ WRONG = {
     # second sentence (d_k = 3) names it.
     "hard_codes_two": {
         "causal_attention": causal_attention_with(scale="/ 2"),
+        # exercise 7: our own sentence's gaps, not the slides': the visible check looks at
+        # the form only and passes them; the grade compares them with the stored answer
+        "slides_score_gaps": "slides_score_gaps = [-1.5, -3.0]",
     },
-    # exercise 7: s_33 - s_3j, the gaps the other way round
+    # exercise 7: s_33 - s_3j, the gaps the other way round (the visible check names a
+    # positive gap)
     "masks_diagonal": {
         "slides_score_gaps": "slides_score_gaps = [1.29, 3.23]",
         "causal_attention": causal_attention_with(keep="tril(diagonal=-1)"),
@@ -364,6 +368,16 @@ FOUND_SCORES = search(_checks.check_own_scores_3, 3, "scores_3_by_hand")
                                  first_cell="""
 FOUND_ALPHA = search(_checks.check_own_alpha_3, 3, FOUND_SCORES, "alpha_3_by_hand",
                      candidates=[step / 200 for step in range(201)])
+"""),
+    },
+    # exercise 7's visible check asked for the gaps, in the first cell: it looks at the form
+    # only, so the loop keeps the first candidates, [-4.0, -4.0]
+    "brute_forces_the_gaps_check": {
+        "slides_score_gaps": Cheat("slides_score_gaps = list(FOUND_GAPS)", zero=True,
+                                   first_cell=BRUTE_FORCE + """
+from course_utils import checks as _checks
+
+FOUND_GAPS = search(_checks.check_score_gaps, 2, [0.21, 0.03, 0.76], "slides_score_gaps")
 """),
     },
     # the IPython shell's traceback silenced, then a wrong answer: the test must not pass
