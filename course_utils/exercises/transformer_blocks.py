@@ -35,7 +35,7 @@ EXERCISES = (
              torch_twins=NORMALISATIONS),
     # the given block's parts arranged around the attention the test hands it (a right one:
     # PyTorch's, whose ops it may run); not the block's or PyTorch's whole layer
-    Exercise("transformer_block", NOTEBOOK, points=4, check="check_transformer_block",
+    Exercise("transformer_block", NOTEBOOK, points=3, check="check_transformer_block",
              allowance=Allowance(
                  says=DEFAULT.says + ", the attention it is given, and the block's own layers "
                                      "(its layer norms, linear layers, activation and "
