@@ -3,8 +3,7 @@
 ``TinyGPT`` holds the pieces of a decoder-only language model and computes nothing: E, the
 V × d token embedding (entries of standard deviation 0.05 at the start), a position table
 (the fixed sinusoids PE of ``course_utils.models.transformer.sinusoidal_positions``, or a
-table P learned with the rest), L pre-LN blocks and a final layer norm; there is no other
-weight. How they assemble into a forward pass is the students' to write: notebook 06's
+table P learned with the rest), L pre-LN blocks and a layer norm. How they assemble into a forward pass is the students' to write: notebook 06's
 ``YourGPT`` and notebook 09's ``YourBERT`` are subclasses whose ``forward`` is an answer
 cell. ``GPTConfig(causal=False)`` records that a model's blocks should run without the
 causal mask (06 trains such a model to show the leak); the forward pass reads it.
@@ -51,9 +50,8 @@ class GPTConfig:
     divisible by it), ``dim_feedforward`` (the width of each block's feed-forward layer)
     and ``dropout`` (in [0, 1), inside the blocks, in training only). ``positions`` is
     "sinusoidal" (the fixed table PE) or "learned" (a table P learned with the rest).
-    ``norm_first=False``
-    builds post-LN blocks instead of GPT's pre-LN ones, for the comparison of notebook 06
-    (the final LN stays). ``causal=False`` asks the forward pass to leave the causal mask out
+    ``norm_first=False`` builds post-LN blocks instead of GPT's pre-LN ones, for the
+    comparison of notebook 06 (the norm stays). ``causal=False`` asks the forward pass to leave the causal mask out
     of every block: every position attends to every position.
     """
 
@@ -95,7 +93,7 @@ class TinyGPT(nn.Module):
     Layers: ``token_embedding`` E (V × d, initialised N(0, 0.05²)), the non-persistent
     buffer ``positions`` (PE, block_size × d, not saved in the ``state_dict``), ``blocks``
     (L ``TransformerBlock``s, pre-LN with GELU: ``block(h, causal=...)`` runs one on h of
-    shape (batch, n, d)) and ``norm`` (the final LN). With ``positions="learned"`` the
+    shape (batch, n, d)) and ``norm`` (a layer norm). With ``positions="learned"`` the
     buffer is replaced by ``position_embedding`` (P, an ``nn.Embedding`` of block_size rows,
     initialised N(0, 0.05²)).
 
