@@ -3,9 +3,10 @@
 ``TinyGPT`` holds the pieces of a decoder-only language model and computes nothing: E, the
 V × d token embedding (entries of standard deviation 0.05 at the start), a position table
 (the fixed sinusoids PE of ``course_utils.models.transformer.sinusoidal_positions``, or a
-table P learned with the rest), L pre-LN blocks and a layer norm. How they assemble into a forward pass is the students' to write: notebook 06's
-``YourGPT`` and notebook 09's ``YourBERT`` are subclasses whose ``forward`` is an answer
-cell. ``GPTConfig(causal=False)`` records that a model's blocks should run without the
+table P learned with the rest), L pre-LN blocks and a layer norm. How they assemble into a
+forward pass is the students' to write: notebook 06's ``YourGPT`` and notebook 09's
+``YourBERT`` are subclasses whose ``forward`` is an answer cell. ``GPTConfig(causal=False)``
+records that a model's blocks should run without the
 causal mask (06 trains such a model to show the leak); the forward pass reads it.
 
 A forward pass maps n token ids x_1 … x_n (n ≤ ``block_size``) to n rows of logits, one
@@ -51,8 +52,8 @@ class GPTConfig:
     and ``dropout`` (in [0, 1), inside the blocks, in training only). ``positions`` is
     "sinusoidal" (the fixed table PE) or "learned" (a table P learned with the rest).
     ``norm_first=False`` builds post-LN blocks instead of GPT's pre-LN ones, for the
-    comparison of notebook 06 (the norm stays). ``causal=False`` asks the forward pass to leave the causal mask out
-    of every block: every position attends to every position.
+    comparison of notebook 06 (the norm stays). ``causal=False`` asks the forward pass to
+    leave the causal mask out of every block: every position attends to every position.
     """
 
     vocab_size: int
