@@ -6,8 +6,8 @@ V × d token embedding (entries of standard deviation 0.05 at the start), a posi
 table P learned with the rest), L pre-LN blocks and a layer norm. How they assemble into a
 forward pass is the students' to write: notebook 06's ``YourGPT`` and notebook 09's
 ``YourBERT`` are subclasses whose ``forward`` is an answer cell. ``GPTConfig(causal=False)``
-records that a model's blocks should run without the
-causal mask (06 trains such a model to show the leak); the forward pass reads it.
+records that a model's blocks should run without the causal mask (06 trains such a model
+to show the leak); the forward pass reads it.
 
 A forward pass maps n token ids x_1 … x_n (n ≤ ``block_size``) to n rows of logits, one
 score per vocabulary entry. When every block is causal, row t depends on x_1 … x_t only, and
