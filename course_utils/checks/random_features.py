@@ -112,8 +112,7 @@ RF_MISTAKES = {
     "no_root_R": "the 1/√R is missing: φ(x)ᵀφ(y) must be the average over the R draws, so "
     "each feature carries 1/√R",
     "divide_R": "you divided by R instead of √R: the inner product φ(x)ᵀφ(y) then has 1/R²",
-    "relative_second_moment": "that is E[t²]/E[t]² for one draw's term t: the variance is "
-    "E[t²] − E[t]²",
+    "relative_second_moment": "that is not yet a variance: what is missing?",
     "relative_one_draw": "that is the relative variance of one draw's term; φ(x)ᵀφ(y) "
     "averages R of them",
     "relative_absolute": "that is the variance itself: the question asks for it relative to "
