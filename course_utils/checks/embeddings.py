@@ -8,8 +8,9 @@ The expected values come from libraries, never from an exercise written again:
   output (times the lengths of the rows, 1 − it) or the colleague's draft of exercise 2
   (given in the notebook: each matrix divided by the lengths of its columns), and a ranking
   by dot products is scikit-learn's ``linear_kernel``;
-* a counterexample to that draft is a pair (a, b) on which the draft returns a value no
-  cosine takes (|x| > 1, or NaN): ``draft_fails_on`` says whether it does, and the test
+* a counterexample to that draft is a pair (a, b) without zero rows (where cosines exist)
+  on which the draft returns a value no cosine takes (|x| > 1, or NaN): ``draft_fails_on``
+  says whether it does, and the test
   reports that verdict, the same for every right counterexample;
 * the neighbours of a word are the other words sorted by scikit-learn's cosines; the slips
   keep the word or read the same order backwards;
@@ -50,8 +51,8 @@ EMBEDDING_MISTAKES = {
     "draft": "your cosine_matrix returns what the colleague's draft returns: one of its lines "
     "does not compute S_C (exercise 2b)",
     "draft_gives_cosines": "on your counterexample every entry the draft returns lies in "
-    "[-1, 1], and could be a cosine: look for a pair (a, b) where what the draft divides by "
-    "is not what S_C divides by (the cell after exercise 2b prints the draft's output)",
+    "[-1, 1], and could be a cosine: look for an input on which some entry cannot be a "
+    "cosine (the cell after exercise 2b prints the draft's output)",
     "includes_itself": "your neighbours include the word itself (its cosine with itself is 1): "
     "leave it out",
     "ascending": "your neighbours are sorted from the least similar up: the most similar comes "
@@ -123,8 +124,8 @@ def _draft(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def draft_fails_on(counterexample) -> bool:
     """Whether the colleague's draft of exercise 2 returns, on ``counterexample`` = (a, b),
-    two matrices (n, d) and (m, d), an entry no cosine takes: |x| > 1, or NaN. Fails,
-    naming the problem, when ``counterexample`` is not such a pair."""
+    two matrices (n, d) and (m, d) with no zero row, an entry no cosine takes: |x| > 1, or
+    NaN. Fails, naming the problem, when ``counterexample`` is not such a pair."""
     pair = plain(counterexample, "counterexample")
     if pair is Ellipsis:
         raise AssertionError("counterexample is still `...`: write (a, b), two small "
@@ -137,6 +138,10 @@ def draft_fails_on(counterexample) -> bool:
         raise AssertionError(f"counterexample: a and b must be matrices (n, d) and (m, d) "
                              f"with the same number d of columns; got shapes "
                              f"{tuple(a.shape)} and {tuple(b.shape)}")
+    if not (a.any(dim=1).all() and b.any(dim=1).all()):
+        raise AssertionError("counterexample: a row of a or b is all zeros, and a zero vector "
+                             "has no cosine with anything, so it shows nothing about the "
+                             "draft: give every row a nonzero entry")
     drafted = _draft(a, b)
     return bool(((drafted.abs() > 1 + 1e-6) | drafted.isnan()).any())
 

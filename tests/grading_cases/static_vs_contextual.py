@@ -12,6 +12,12 @@ ONE_HOT_PAIR = """
 counterexample = ([[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]])
 """
 
+# A zero row: the draft returns NaN there, but a zero vector has no cosine at all, so the
+# pair shows nothing about the draft's bug.
+ZERO_ROW = """
+counterexample = ([[0.0, 0.0]], [[1.0, 0.0]])
+"""
+
 DOT_PRODUCT = """
 def cosine_matrix(a, b):
     return a @ b.T
@@ -187,8 +193,8 @@ WRONG = {
         "updated_embedding": LITERAL_SOFTMAX,
         "updated_embeddings": NO_RESIDUAL,
     },
-    "later_words_count": {"nearest_words": RAW_DISTANCE, "updated_embedding": LATER_WORDS,
-                          "updated_embeddings": NO_CAUSAL_MASK},
+    "later_words_count": {"cosine_counterexample": ZERO_ROW, "nearest_words": RAW_DISTANCE,
+                          "updated_embedding": LATER_WORDS, "updated_embeddings": NO_CAUSAL_MASK},
     "calls_the_library": {
         "embed": TWIN_EMBED,
         "cosine_matrix": TWIN_COSINE,

@@ -177,6 +177,8 @@ def test_a_counterexample_to_the_draft_passes(counterexample):
     ([[1.0, 2.0]], "a pair"),
     (([[1.0, 2.0]], [[1.0]]), "same number d of columns"),
     (([[1.0, 2.0]], "ab"), "must be numbers"),
+    (([[0.0, 0.0]], [[1.0, 0.0]]), "a zero vector has no cosine"),   # the draft's NaN: 0/0
+    ((torch.eye(2), torch.tensor([[1.0, 1.0], [0.0, 0.0]])), "a zero vector has no cosine"),
 ])
 def test_a_malformed_counterexample_is_named(counterexample, words):
     with pytest.raises(AssertionError, match=re.escape(words)):
