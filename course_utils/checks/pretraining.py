@@ -61,10 +61,15 @@ PRETRAINING_MISTAKES = {
     "backwards gives the same scores, backwards. Look at what H_0 adds to the token rows",
     "encoder_one_word": "on windows of one word, where the mask changes nothing, your scores "
     "differ from those of Hugging Face's GPT-2 holding the weights of `model`: look at what "
-    "enters your first block and at what comes out of the last",
+    "enters your first block (which table is lifted, and by what factor: decision 2 of "
+    "exercise 2) and at what comes out of the last",
     "encoder_unlifted": "on windows of one word your scores are those of a model whose token "
     "rows enter the blocks at their own size, beside position rows many times larger (the "
     "sizes printed above exercise 2): the blocks read mostly where a word is, not which",
+    "encoder_lifted_positions": "on windows of one word your scores are those of a model whose "
+    "position rows were lifted and whose token rows enter at their own size: the position "
+    "rows, already many times larger (the sizes printed above exercise 2), drown the words "
+    "even more",
     "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
     "feed-forward layer) has a bias vector as long as its output",
     "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "
@@ -163,14 +168,14 @@ def _rows_reversed(ids: torch.Tensor) -> list[tuple[int, int]]:
             if a != b and torch.equal(ids[a].flip(0), ids[b]) and not torch.equal(ids[a], ids[b])]
 
 
-def _gpt_scores(ids: torch.Tensor, model, factor: float) -> torch.Tensor:
+def _gpt_scores(ids: torch.Tensor, model, tokens: float, positions: float) -> torch.Tensor:
     """The scores of Hugging Face's GPT-2 holding ``model``'s weights on ``ids`` (batch, n),
-    its positions the sinusoidal table, fed the token rows times ``factor``: in float64 on
-    the CPU, (batch, n, rows of E)."""
-    twin = gpt2_holding(model, model.positions)
+    fed the token rows times ``tokens`` and, as its positions, the sinusoidal table times
+    ``positions``: in float64 on the CPU, (batch, n, rows of E)."""
+    twin = gpt2_holding(model, model.positions * positions)
     ids = torch.as_tensor(ids).long().cpu()
     with torch.no_grad():
-        return twin(inputs_embeds=twin.transformer.wte(ids) * factor).logits
+        return twin(inputs_embeds=twin.transformer.wte(ids) * tokens).logits
 
 
 @checked_plainly
@@ -210,12 +215,14 @@ def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
                 f"{name} is not right: {PRETRAINING_MISTAKES['encoder_no_positions']}.")
     if ids.shape[1] == 1:
 
-        def gpt_with(factor):
-            gpt = _gpt_scores(ids, model, factor)[..., :-1]
+        def gpt_with(tokens, positions=1.0):
+            gpt = _gpt_scores(ids, model, tokens, positions)[..., :-1]
             return torch.allclose(got.double(), gpt, rtol=1e-4, atol=1e-4)
 
-        if not gpt_with(model.config.d_model ** 0.5):
-            key = "encoder_unlifted" if gpt_with(1.0) else "encoder_one_word"
+        lift = model.config.d_model ** 0.5
+        if not gpt_with(lift):
+            key = ("encoder_unlifted" if gpt_with(1.0) else
+                   "encoder_lifted_positions" if gpt_with(1.0, lift) else "encoder_one_word")
             raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
 
 
