@@ -3,9 +3,9 @@ forward pass, sizes and span decoding.
 
 The expected values come from libraries, never from an exercise written again:
 
-* the masked-LM loss is PyTorch's ``F.cross_entropy`` on the labels as Hugging Face's
-  ``BertForMaskedLM`` takes them; each named mistake is that call changed as the mistake
-  changes it;
+* the masked-LM loss is PyTorch's ``F.cross_entropy`` at each position, kept where
+  ``bert_mask`` chose; each named mistake is those losses combined as the mistake combines
+  them (or ``F.nll_loss``, which skips the softmax);
 * the encoder's logits are judged by properties, never by the forward pass written again
   (the grader compares the hidden tests' values with the stored answers, outside the
   kernel): their shape; their output layer's, found by least squares; which positions a
@@ -108,20 +108,19 @@ PRETRAINING_MISTAKES = {
 
 # -- the masked-LM loss ---------------------------------------------------------------------
 
-IGNORED = -100  # the label of a position the loss leaves out (F.cross_entropy's default)
-
-
-def _library_losses(logits, targets, masked) -> dict:
-    """PyTorch's losses in float64: the masked-LM loss (key None) and the value each named
-    mistake gives. logits (..., V), targets (...) token ids, masked (...) booleans."""
+def _pytorch_oracle(logits, targets, masked) -> dict:
+    """The oracle: PyTorch's ``F.cross_entropy`` at each position, in float64, and from it the
+    masked-LM loss (key None) and the value each named mistake gives. logits (..., V),
+    targets (...) token ids, masked (...) booleans."""
     logits = logits.double().flatten(0, -2)                            # (positions, V)
     every = targets.long().flatten()                                   # (positions,)
-    chosen = every.masked_fill(~masked.flatten(), IGNORED)             # the others ignored
-    right = F.cross_entropy(logits, chosen, ignore_index=IGNORED)
+    each = F.cross_entropy(logits, every, reduction="none")            # (positions,)
+    chosen = masked.flatten().nonzero()[:, 0]                          # indices bert_mask chose
+    right = each[chosen].mean()
     return {None: right,
-            "all_positions": F.cross_entropy(logits, every),
-            "raw_logits": F.nll_loss(logits, chosen, ignore_index=IGNORED),
-            "summed": F.cross_entropy(logits, chosen, ignore_index=IGNORED, reduction="sum"),
+            "all_positions": each.mean(),
+            "raw_logits": F.nll_loss(logits[chosen], every[chosen]),
+            "summed": each[chosen].sum(),
             "sign": -right}
 
 
@@ -136,7 +135,7 @@ def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss")
                              f"got shape {tuple(got.shape)}.")
     value = got.item()
     masked = as_tensor(masked, "masked").bool()
-    losses = _library_losses(as_tensor(logits, "logits"), as_tensor(targets, "targets"), masked)
+    losses = _pytorch_oracle(as_tensor(logits, "logits"), as_tensor(targets, "targets"), masked)
 
     def near(x):
         return abs(value - x) <= 1e-4 * max(1.0, abs(x))
