@@ -3,9 +3,9 @@ forward pass, sizes and span decoding.
 
 The expected values come from libraries, never from an exercise written again:
 
-* the masked-LM loss is PyTorch's ``F.cross_entropy`` on the labels as Hugging Face's
-  ``BertForMaskedLM`` takes them; each named mistake is that call changed as the mistake
-  changes it;
+* the masked-LM loss is PyTorch's ``F.cross_entropy`` at each position, kept where
+  ``bert_mask`` chose; each named mistake is those losses combined as the mistake combines
+  them (or ``F.nll_loss``, which skips the softmax);
 * the encoder's logits are judged by properties, never by the forward pass written again
   (the grader compares the hidden tests' values with the stored answers, outside the
   kernel): their shape; their output layer's, found by least squares; which positions a
@@ -61,10 +61,15 @@ PRETRAINING_MISTAKES = {
     "backwards gives the same scores, backwards. Look at what H_0 adds to the token rows",
     "encoder_one_word": "on windows of one word, where the mask changes nothing, your scores "
     "differ from those of Hugging Face's GPT-2 holding the weights of `model`: look at what "
-    "enters your first block and at what comes out of the last",
+    "enters your first block (which table is lifted, and by what factor: decision 2 of "
+    "exercise 2) and at what comes out of the last",
     "encoder_unlifted": "on windows of one word your scores are those of a model whose token "
     "rows enter the blocks at their own size, beside position rows many times larger (the "
     "sizes printed above exercise 2): the blocks read mostly where a word is, not which",
+    "encoder_lifted_positions": "on windows of one word your scores are those of a model whose "
+    "position rows were lifted and whose token rows enter at their own size: the position "
+    "rows, already many times larger (the sizes printed above exercise 2), drown the words "
+    "even more",
     "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
     "feed-forward layer) has a bias vector as long as its output",
     "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "
@@ -103,20 +108,19 @@ PRETRAINING_MISTAKES = {
 
 # -- the masked-LM loss ---------------------------------------------------------------------
 
-IGNORED = -100  # the label of a position the loss leaves out (F.cross_entropy's default)
-
-
-def _library_losses(logits, targets, masked) -> dict:
-    """PyTorch's losses in float64: the masked-LM loss (key None) and the value each named
-    mistake gives. logits (..., V), targets (...) token ids, masked (...) booleans."""
+def _pytorch_oracle(logits, targets, masked) -> dict:
+    """The oracle: PyTorch's ``F.cross_entropy`` at each position, in float64, and from it the
+    masked-LM loss (key None) and the value each named mistake gives. logits (..., V),
+    targets (...) token ids, masked (...) booleans."""
     logits = logits.double().flatten(0, -2)                            # (positions, V)
     every = targets.long().flatten()                                   # (positions,)
-    chosen = every.masked_fill(~masked.flatten(), IGNORED)             # the others ignored
-    right = F.cross_entropy(logits, chosen, ignore_index=IGNORED)
+    each = F.cross_entropy(logits, every, reduction="none")            # (positions,)
+    chosen = masked.flatten().nonzero()[:, 0]                          # indices bert_mask chose
+    right = each[chosen].mean()
     return {None: right,
-            "all_positions": F.cross_entropy(logits, every),
-            "raw_logits": F.nll_loss(logits, chosen, ignore_index=IGNORED),
-            "summed": F.cross_entropy(logits, chosen, ignore_index=IGNORED, reduction="sum"),
+            "all_positions": each.mean(),
+            "raw_logits": F.nll_loss(logits[chosen], every[chosen]),
+            "summed": each[chosen].sum(),
             "sign": -right}
 
 
@@ -131,7 +135,7 @@ def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss")
                              f"got shape {tuple(got.shape)}.")
     value = got.item()
     masked = as_tensor(masked, "masked").bool()
-    losses = _library_losses(as_tensor(logits, "logits"), as_tensor(targets, "targets"), masked)
+    losses = _pytorch_oracle(as_tensor(logits, "logits"), as_tensor(targets, "targets"), masked)
 
     def near(x):
         return abs(value - x) <= 1e-4 * max(1.0, abs(x))
@@ -163,14 +167,14 @@ def _rows_reversed(ids: torch.Tensor) -> list[tuple[int, int]]:
             if a != b and torch.equal(ids[a].flip(0), ids[b]) and not torch.equal(ids[a], ids[b])]
 
 
-def _gpt_scores(ids: torch.Tensor, model, factor: float) -> torch.Tensor:
+def _gpt_scores(ids: torch.Tensor, model, tokens: float, positions: float) -> torch.Tensor:
     """The scores of Hugging Face's GPT-2 holding ``model``'s weights on ``ids`` (batch, n),
-    its positions the sinusoidal table, fed the token rows times ``factor``: in float64 on
-    the CPU, (batch, n, rows of E)."""
-    twin = gpt2_holding(model, model.positions)
+    fed the token rows times ``tokens`` and, as its positions, the sinusoidal table times
+    ``positions``: in float64 on the CPU, (batch, n, rows of E)."""
+    twin = gpt2_holding(model, model.positions * positions)
     ids = torch.as_tensor(ids).long().cpu()
     with torch.no_grad():
-        return twin(inputs_embeds=twin.transformer.wte(ids) * factor).logits
+        return twin(inputs_embeds=twin.transformer.wte(ids) * tokens).logits
 
 
 @checked_plainly
@@ -210,12 +214,14 @@ def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
                 f"{name} is not right: {PRETRAINING_MISTAKES['encoder_no_positions']}.")
     if ids.shape[1] == 1:
 
-        def gpt_with(factor):
-            gpt = _gpt_scores(ids, model, factor)[..., :-1]
+        def gpt_with(tokens, positions=1.0):
+            gpt = _gpt_scores(ids, model, tokens, positions)[..., :-1]
             return torch.allclose(got.double(), gpt, rtol=1e-4, atol=1e-4)
 
-        if not gpt_with(model.config.d_model ** 0.5):
-            key = "encoder_unlifted" if gpt_with(1.0) else "encoder_one_word"
+        lift = model.config.d_model ** 0.5
+        if not gpt_with(lift):
+            key = ("encoder_unlifted" if gpt_with(1.0) else
+                   "encoder_lifted_positions" if gpt_with(1.0, lift) else "encoder_one_word")
             raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
 
 

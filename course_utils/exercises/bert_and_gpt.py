@@ -14,7 +14,7 @@ NOTEBOOK = "09_bert_and_gpt"
 EXERCISES = (
     Exercise("masked_lm_loss", NOTEBOOK, points=2, check="check_masked_lm_loss",
              twins=("torch.nn.modules.loss.*",
-                    "course_utils.checks.pretraining._library_losses",
+                    "course_utils.checks.pretraining._pytorch_oracle",
                     "course_utils.checks.pretraining.check_masked_lm_loss"),
              torch_twins=("cross_entropy", "nll_loss")),
     # the tiny BERT's forward pass from the weights a TinyGPT holds; its check judges

@@ -330,14 +330,17 @@ def test_a_right_encoder_passes_and_each_design_mistake_is_named():
         assert PRETRAINING_MISTAKES[key] in str(failure.value), key
 
 
-def unlifted_encoder(ids, model):
-    """pytorch_encoder with the token rows not lifted by √d: E[x] + PE at the input."""
+def unlifted_encoder(ids, model, factor=1.0):
+    """pytorch_encoder with the token rows lifted by ``factor`` instead of √d: factor E[x] + PE
+    at the input."""
     holder = TinyGPT(model.config).to(model.token_embedding.weight.dtype).eval()
     holder.load_state_dict(model.state_dict())
+    holder.positions = model.positions                # not in the state_dict
+    change = factor / math.sqrt(model.config.d_model)
     with torch.no_grad():
-        holder.token_embedding.weight.div_(math.sqrt(model.config.d_model))
-        scores = pytorch_encoder(ids, holder)        # the tied output layer divided too
-    return scores * math.sqrt(model.config.d_model)
+        holder.token_embedding.weight.mul_(change)
+        scores = pytorch_encoder(ids, holder)        # the tied output layer changed too
+    return scores / change
 
 
 def test_the_missing_lift_fails_the_one_word_windows_with_its_message():
@@ -350,9 +353,12 @@ def test_the_missing_lift_fails_the_one_word_windows_with_its_message():
     lifted_table = TinyGPT(model.config).eval()           # the factor on PE instead of on E
     lifted_table.load_state_dict(model.state_dict())
     lifted_table.positions = model.positions * math.sqrt(model.config.d_model)
-    with torch.no_grad(), pytest.raises(AssertionError,
+    with torch.no_grad(), pytest.raises(
+            AssertionError, match=re.escape(PRETRAINING_MISTAKES["encoder_lifted_positions"])):
+        checks.check_encoder_logits(unlifted_encoder(ids, lifted_table), ids, model)
+    with torch.no_grad(), pytest.raises(AssertionError,      # another factor on E
                                         match=re.escape(PRETRAINING_MISTAKES["encoder_one_word"])):
-        checks.check_encoder_logits(pytorch_encoder(ids, lifted_table), ids, model)
+        checks.check_encoder_logits(unlifted_encoder(ids, model, 14.0), ids, model)
     long_ids, _ = encoder_inputs()[0]                  # longer windows: the grader's to compare
     with torch.no_grad():
         checks.check_encoder_logits(unlifted_encoder(long_ids, model), long_ids, model)
