@@ -6,10 +6,8 @@ properties, never from the exercises' algorithms written again:
 * pair counts: the stated counts, and what the counts must add up to, token by token
   (``collections.Counter`` of the tokens that stand before, and after, another token);
 * a merge and the segmenter: Hugging Face ``tokenizers``' BPE model given the merges; a
-  counterexample to the classmate's merge of exercise 2 (given in the notebook: the tokens
-  joined with spaces, the pair's text replaced) is a (corpus, pair) on which it differs from
-  that model: ``by_text_fails_on`` says whether it does, and the test reports that verdict,
-  the same for every right counterexample;
+  counterexample to exercise 2's classmate is a (corpus, pair) on which its merge differs
+  from that model (``by_text_fails_on``: the verdict the test reports, the same for all);
 * the byte-level learner: ``tiktoken``'s educational learner (``bpe_train``), with the
   same pre-tokenizer and the same tie-break;
 * one chunk and the whole encoder: ``tiktoken``'s encoder of the ranks given.
@@ -27,16 +25,8 @@ from course_utils.tokens import bpe, cl100k, pre_tokenizer
 
 from .guards import checked_plainly, plain
 
-__all__ = [
-    "by_text_fails_on",
-    "check_by_text_fails",
-    "check_pair_counts",
-    "check_merged_corpus",
-    "check_train_bytes",
-    "check_segmentation",
-    "check_merge_chunk",
-    "check_encode",
-]
+__all__ = ["by_text_fails_on", "check_by_text_fails", "check_encode", "check_merge_chunk",
+           "check_merged_corpus", "check_pair_counts", "check_segmentation", "check_train_bytes"]
 
 WHOLE = r"[\s\S]+"  # a pre-tokenizer that keeps each stretch of text whole: none at all
 
@@ -144,22 +134,19 @@ def _merged_by_library(corpus: dict, pair: tuple) -> dict:
 
 
 def _merged_by_text(corpus: dict, pair: tuple) -> dict:
-    """What the classmate's merge of exercise 2 returns: each word's tokens joined with
-    spaces, the text of the pair replaced, split again (its bug)."""
-    t_left, t_right = pair
+    """What exercise 2's classmate returns: each word's tokens joined with spaces, the
+    pair's text replaced, split again."""
     merged: dict = {}
     for word, count in corpus.items():
-        new_word = tuple(" ".join(word).replace(f"{t_left} {t_right}", t_left + t_right)
-                         .split(" "))
+        new_word = tuple(" ".join(word).replace(" ".join(pair), "".join(pair)).split(" "))
         merged[new_word] = merged.get(new_word, 0) + count
     return merged
 
 
 def by_text_fails_on(counterexample) -> bool:
-    """Whether the classmate's ``merge_pair_by_text`` of exercise 2 returns, on
-    ``counterexample`` = (corpus, pair), another corpus than Hugging Face's BPE model
-    merges. Fails, naming the problem, unless the corpus is a dict {word (tuple of str
-    tokens, none with a space): count} and the pair two str tokens."""
+    """Whether exercise 2's ``merge_pair_by_text`` differs from Hugging Face's BPE model on
+    ``counterexample`` = (corpus, pair), a dict {word (tuple of str tokens): count} and two
+    tokens, none with a space; fails, naming the problem, on anything else."""
     name = "counterexample"
     given = plain(counterexample, name)
     if given is Ellipsis:
