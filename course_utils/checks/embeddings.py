@@ -6,7 +6,7 @@ The expected values come from libraries, never from an exercise written again:
   row instead of a column is the same call on Wᵀ itself;
 * cosines are scikit-learn's ``cosine_similarity``; its slips are transformations of that
   output (times the lengths of the rows, 1 − it) or the colleague's draft of exercise 2
-  (given in the notebook: each matrix divided by the lengths of its columns), and a ranking
+  (given in the notebook), and a ranking
   by dot products is scikit-learn's ``linear_kernel``;
 * a counterexample to that draft is a pair (a, b) without zero rows (where cosines exist)
   on which the draft returns a value no cosine takes (|x| > 1, or NaN): ``draft_fails_on``
@@ -117,8 +117,7 @@ def check_cosine_matrix(actual, a, b, name: str = "cosine similarities", atol=1e
 
 
 def _draft(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """What the colleague's draft of 01's exercise 2 returns: each matrix divided by the
-    lengths of its columns (its bug), then the products of the rows."""
+    """What the colleague's draft of 01's exercise 2, given in the notebook, returns."""
     return (a / a.norm(dim=0, keepdim=True)) @ (b / b.norm(dim=0, keepdim=True)).T
 
 
