@@ -28,6 +28,7 @@ from .core import as_tensor, check_close
 from .guards import checked_plainly
 
 __all__ = [
+    "check_lse_factor",
     "check_negative_sampling_loss",
     "check_sgd_step",
     "check_window_loss",
@@ -119,6 +120,30 @@ def check_window_pairs(actual, words, c: int, expected=None, name: str = "window
                     if there]
     raise AssertionError(f"{name} is not right for c = {c} on {words}:\n  "
                          + "\n  ".join(problems))
+
+
+@checked_plainly
+def check_lse_factor(actual, name: str = "lse_factor") -> None:
+    """Fail unless ``actual`` is one positive number: the factor of the log-sum-exp in a
+    window's loss. Never whether it is right.
+
+    The factor of the lectures' window is the same for every student, so a check that said
+    whether it is right would be an oracle a loop over candidates could query. This one fails
+    only on what no right answer is (not one finite number; zero or negative, which a loss
+    that is the negative log of a probability cannot give). Whether it is right is decided
+    when the work is graded: the value it reports is compared with the stored answer
+    (``grader.scoring.outside``).
+    """
+    factor = as_tensor(actual, name)
+    if factor.numel() != 1 or not torch.isfinite(factor).all():
+        raise AssertionError(f"{name} should be one number, the factor; got shape "
+                             f"{tuple(factor.shape)}")
+    if factor.item() <= 0:
+        raise AssertionError(f"{name} is {factor.item():g}: L_t is the negative log of a "
+                             "probability, so the log-sum-exp enters it with a positive "
+                             "factor; look at the sign of each term of your derivation")
+    print(f"✓ {name}: one positive number; whether it is right is checked when your work is "
+          "graded")
 
 
 def _context(ids: torch.Tensor, t: int, c: int) -> torch.Tensor:

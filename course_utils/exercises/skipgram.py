@@ -9,9 +9,12 @@ EXERCISES = (
     # the pairs in any order (the exercise says so; the check compares them as a multiset)
     Exercise("window_pairs", NOTEBOOK, points=2, check="check_window_pairs",
              compare=Compare(unordered=True)),
+    # the factor of the log-sum-exp in the lectures' window, derived before window_loss: its
+    # visible check looks at the form only; the grade compares it with the stored answer
+    Exercise("lse_factor", NOTEBOOK, points=1, check="check_lse_factor"),
     # derives L_t from the probability model: torch's log-sum-exp allowed, its softmax
     # functions and losses (which hold the derived form already) refused
-    Exercise("window_loss", NOTEBOOK, points=3, check="check_window_loss",
+    Exercise("window_loss", NOTEBOOK, points=2, check="check_window_loss",
              allowance=Allowance(
                  says=DEFAULT.says + ", torch.logsumexp among them, but not torch's softmax "
                                      "functions (softmax, log_softmax) or its losses "

@@ -143,9 +143,12 @@ WRONG = {
         "sgd_step": NO_EXPECTED_TERM,
         "negative_sampling_loss": SUMS_OVER_BATCH,
     },
-    "only_center_row": {"window_loss": LOG_SUM_EXP_ONCE, "sgd_step": ONLY_CENTER_ROW},
+    # exercise 2's factor: the log-sum-exp counted once for the window (passes the visible
+    # check, which looks at the form only); and with the loss's sign flipped (it does not)
+    "only_center_row": {"lse_factor": "lse_factor = 1", "window_loss": LOG_SUM_EXP_ONCE,
+                        "sgd_step": ONLY_CENTER_ROW},
     "center_row_overwritten": {"sgd_step": CENTER_ROW_OVERWRITTEN},
-    "gradient_ascent": {"sgd_step": GRADIENT_ASCENT},
+    "gradient_ascent": {"lse_factor": "lse_factor = -4.0", "sgd_step": GRADIENT_ASCENT},
     "autograd_instead": {"sgd_step": AUTOGRAD_INSTEAD},
     "library_twin": {"window_loss": CROSS_ENTROPY_LOSS,
                      "negative_sampling_loss": TWIN_NEGATIVE_SAMPLING},
@@ -251,12 +254,14 @@ def negative_sampling_loss(v_center, u_context, u_negatives):
 
 CORRECT = {
     "loops_and_hand_written": {
+        "lse_factor": "lse_factor = len([j for j in range(-2, 3) if j != 0 and 0 <= 2 + j < 5])",
         "window_pairs": RIGHT_FIRST_PAIRS,
         "window_loss": HAND_LOG_SUM_EXP,
         "sgd_step": SGD_STEP_PAIR_BY_PAIR,
         "negative_sampling_loss": LOOP_NEGATIVES,
     },
     "zip_and_one_hot": {
+        "lse_factor": "import numpy as np\nlse_factor = np.float32(4.0)   # m, a count",
         "window_pairs": ZIP_PAIRS,
         "window_loss": ONE_HOT_LOSS,
         "sgd_step": SGD_STEP_ONE_HOT,

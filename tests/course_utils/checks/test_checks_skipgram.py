@@ -304,3 +304,25 @@ def test_negative_sampling_loss_diagnoses_each_mistake():
     fails("negative words are missing", checks.check_negative_sampling_loss,
           negative_loss(v, u, un, no_negatives=True), v, u, un)  # fmt: skip
     fails("tolerance", checks.check_negative_sampling_loss, negative_loss(v, u, un) + 1, v, u, un)
+
+
+# --- the factor of the log-sum-exp (exercise 2): the form only, never whether it is right --
+
+@pytest.mark.parametrize("factor", [4, 4.0, 1, 5, np.float32(3.0), torch.tensor(2.0), [6]])
+def test_the_lse_factor_check_passes_every_positive_number(factor, capsys):
+    """Right (4, the lectures' window at t = 2) and wrong factors alike: a loop over
+    candidates learns nothing from it."""
+    checks.check_lse_factor(factor, name="lse_factor")
+    assert "whether it is right is checked when your work is graded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("factor", "words"), [
+    (-4.0, "positive factor"),
+    (0, "positive factor"),
+    ([4, 4], "one number"),
+    (float("inf"), "one number"),
+    (..., "numbers"),
+])
+def test_each_malformed_lse_factor_is_named(factor, words):
+    with pytest.raises(AssertionError, match=words):
+        checks.check_lse_factor(factor, name="lse_factor")
