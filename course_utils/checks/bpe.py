@@ -23,7 +23,8 @@ from tokenizers import models
 
 from course_utils.tokens import bpe, cl100k, pre_tokenizer
 
-from .guards import checked_plainly, plain
+from .core import counterexample_parts
+from .guards import checked_plainly
 
 __all__ = ["by_text_fails_on", "check_by_text_fails", "check_encode", "check_merge_chunk",
            "check_merged_corpus", "check_pair_counts", "check_segmentation", "check_train_bytes"]
@@ -148,13 +149,8 @@ def by_text_fails_on(counterexample) -> bool:
     ``counterexample`` = (corpus, pair), a dict {word (tuple of str tokens): count} and two
     tokens, none with a space; fails, naming the problem, on anything else."""
     name = "counterexample"
-    given = plain(counterexample, name)
-    if given is Ellipsis:
-        raise AssertionError(f"{name} is still `...`: write ({{word: 1}}, (t_L, t_R)) above "
-                             "exercise 2b")
-    if not isinstance(given, list | tuple) or len(given) != 2:
-        raise AssertionError(f"{name} must be a pair (corpus, pair); got {type(given).__name__}")
-    corpus, pair = given
+    corpus, pair = counterexample_parts(counterexample, "write ({word: 1}, (t_L, t_R)) above "
+                                        "exercise 2b", "(corpus, pair)")
     well_formed = (isinstance(corpus, dict) and corpus and isinstance(pair, list | tuple)
                    and len(pair) == 2 and all(isinstance(word, tuple) and word for word in corpus))
     tokens = [token for word in corpus for token in word] + list(pair) if well_formed else []

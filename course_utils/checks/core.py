@@ -18,7 +18,7 @@ import contextlib
 import numpy as np
 import torch
 
-from .guards import checked_plainly
+from .guards import checked_plainly, plain
 
 __all__ = ["Unfinished", "as_tensor", "check_close", "check_rows_sum_to_one", "check_shape",
            "comparing"]
@@ -148,6 +148,19 @@ def comparing(exercises: str):
         print(f"(finish {exercises} to compare)")
     except Exception as error:  # a wrong answer may fail here too: say so, and go on
         print(f"({NOT_COMPARED}: {type(error).__name__}: {error})")
+
+
+def counterexample_parts(counterexample, unwritten: str, parts: str) -> tuple:
+    """The two parts of a counterexample pair, made plain; fails naming what is wrong when
+    it is still ``...`` (``unwritten`` says what to write) or not a pair (``parts`` names
+    the pair's parts, "(a, b) of matrices")."""
+    given = plain(counterexample, "counterexample")
+    if given is Ellipsis:
+        raise AssertionError(f"counterexample is still `...`: {unwritten}")
+    if not isinstance(given, list | tuple) or len(given) != 2:
+        raise AssertionError(f"counterexample must be a pair {parts}; got "
+                             f"{type(given).__name__}")
+    return tuple(given)
 
 
 class Unfinished:

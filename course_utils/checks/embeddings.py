@@ -24,8 +24,8 @@ The expected values come from libraries, never from an exercise written again:
 import torch
 import torch.nn.functional as F
 
-from .core import as_tensor, check_close
-from .guards import checked_plainly, plain
+from .core import as_tensor, check_close, counterexample_parts
+from .guards import checked_plainly
 
 __all__ = [
     "EMBEDDING_MISTAKES",
@@ -125,13 +125,8 @@ def draft_fails_on(counterexample) -> bool:
     """Whether the colleague's draft of exercise 2 returns, on ``counterexample`` = (a, b),
     two matrices (n, d) and (m, d) with no zero row, an entry no cosine takes: |x| > 1, or
     NaN. Fails, naming the problem, when ``counterexample`` is not such a pair."""
-    pair = plain(counterexample, "counterexample")
-    if pair is Ellipsis:
-        raise AssertionError("counterexample is still `...`: write (a, b), two small "
-                             "matrices, under the draft")
-    if not isinstance(pair, list | tuple) or len(pair) != 2:
-        raise AssertionError(f"counterexample must be a pair (a, b) of matrices; got "
-                             f"{type(pair).__name__}")
+    pair = counterexample_parts(counterexample, "write (a, b), two small matrices, under the "
+                                "draft", "(a, b) of matrices")
     a, b = (as_tensor(matrix, "counterexample") for matrix in pair)
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[1] or 0 in a.shape + b.shape:
         raise AssertionError(f"counterexample: a and b must be matrices (n, d) and (m, d) "
