@@ -13,14 +13,16 @@ from course_utils.exercises.record import Exercise
 
 NOTEBOOK = "01_static_vs_contextual"
 
-# torch's products of two vectors or matrices: each gives dot products, and with them cosines
+# torch's products of two vectors or matrices, and its elementwise products (a product summed
+# is a dot product): each gives dot products, and with them cosines
 PRODUCTS = frozenset("""
 matmul mm bmm mv dot vdot inner outer ger einsum tensordot kron addmm addmv addbmm baddbmm
 __matmul__ __rmatmul__ vecdot cov corrcoef
+mul mul_ multiply __mul__ __rmul__ __imul__ prod cumprod addcmul addcmul_
 """.split())
 DISTANCES_ONLY = ("plain Python (math, collections, itertools...) and torch's elementary tensor "
-                  "operations but none of their products (@, matmul, dot, einsum...), and "
-                  "torch.cdist")
+                  "operations but none of their products (@, matmul, dot, einsum, * between "
+                  "tensors or with a number...), and torch.cdist")
 
 EXERCISES = (
     Exercise("embed", NOTEBOOK, points=1, check="check_lookup"),

@@ -111,6 +111,16 @@ def nearest_words(word, vocabulary, vectors, k):
     return [vocabulary[n] for n in similarity.argsort(descending=True)[:k].tolist()]
 """
 
+# The same cosines by an elementwise product summed: a dot product by another name, refused too.
+COSINES_BY_ELEMENTWISE_PRODUCTS = """
+def nearest_words(word, vocabulary, vectors, k):
+    me = vocabulary.index(word)
+    unit = vectors / vectors.norm(dim=1, keepdim=True)
+    similarity = (unit * unit[me]).sum(dim=1)
+    similarity[me] = float("-inf")
+    return [vocabulary[n] for n in similarity.argsort(descending=True)[:k].tolist()]
+"""
+
 # Every exercise answered by a library function its text refuses (one import in the answer
 # cell, one in the function): each loses its points.
 TWIN_EMBED = """
@@ -206,6 +216,7 @@ WRONG = {
                                      "updated_embeddings": TWIN_BUILD_ROWS},
     "own_cosines_for_the_neighbours": {"nearest_words": OWN_COSINES},
     "cosines_by_products": {"nearest_words": COSINES_BY_PRODUCTS},
+    "cosines_by_elementwise_products": {"nearest_words": COSINES_BY_ELEMENTWISE_PRODUCTS},
 }
 
 # Right answers written another way: each must get every point.
