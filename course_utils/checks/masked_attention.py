@@ -5,9 +5,12 @@ Expected values come from PyTorch: the update from ``F.scaled_dot_product_attent
 its weights, ``course_utils.models.attention.attention_weights``), a padding mask from
 ``pad_sequence`` (the positions it fills) and ``nn.Transformer``'s causal mask, the heads
 from their stated property (head r holds the columns r·d_h … (r + 1)·d_h − 1), and
-multi-head attention from ``nn.MultiheadAttention`` loaded with the answer's matrices.
+multi-head attention from ``nn.MultiheadAttention`` loaded with the answer's matrices, and
+notebook 06's ``my_attention`` (the same with biases) from that layer holding the weights
+and biases of the one it is given.
 Each named mistake is the same oracle on transformed inputs (another scale, source,
-length, mask, number of heads, W_O = I) or a transformation of its output.
+length, mask, number of heads, W_O = I, no biases, heads read in another order) or a
+transformation of its output.
 """
 
 import math
@@ -24,6 +27,7 @@ from .guards import checked_plainly
 
 __all__ = [
     "MASK_MISTAKES",
+    "check_attention_layer",
     "check_attention_update",
     "check_multi_head_attention",
     "check_padding_mask",
@@ -71,6 +75,27 @@ MASK_MISTAKES = {
     "of the concatenated heads",
     "one_head": "your answer attends once over all d features: look at how many heads the "
     "exercise asks for, and their size",
+    # notebook 06's my_attention: 05's multi-head attention with the layer's biases
+    "layer_no_biases": "none of the layer's biases reaches your output: look at what the "
+    "attention layer holds besides its weight matrices",
+    "layer_no_in_bias": "your queries, keys and values miss their biases (in_proj_bias)",
+    "layer_no_out_bias": "your output misses the bias of the output projection (out_proj)",
+    "layer_no_output_projection": "your output skips the output projection (out_proj), the "
+    "mix of the concatenated heads",
+    "layer_scale_by_d": "every score of yours is too small by one common factor, so your "
+    "weights are flatter than PyTorch's: look at which size the scale of notebook 05's "
+    "multi-head attention takes",
+    "layer_one_head": "your answer attends once over all d features: look at the layer's "
+    "num_heads",
+    "layer_heads_interleaved": "your head r holds columns spread over the whole row (r, r + h, "
+    "r + 2h, …): notebook 05's heads are runs of consecutive columns",
+    "layer_heads_merged": "your heads are put back together in another order than they were "
+    "split: follow where head 1's output for token 1 lands before the output projection",
+    "layer_mask_transposed": "with causal=True your token i sees the tokens after it, not "
+    "those before it: look at which side of the diagonal your mask blocks",
+    "layer_no_causal": "with causal=True your token i still sees the tokens after it",
+    "layer_diagonal_masked": "with causal=True your token i does not see itself: look at "
+    "whether your mask blocks the diagonal",
 }
 
 
@@ -178,17 +203,27 @@ def check_split_heads(actual, x, num_heads: int, name="split_heads") -> None:
                     atol=1e-6, mistakes={m: w[:, r] for m, w in mistakes.items()}, reveal=False)
 
 
+def _pytorch_layer(x, in_weight, in_bias, out_weight, out_bias, num_heads, blocked=None):
+    """``nn.MultiheadAttention`` holding these parameters (PyTorch's layout: ``in_weight``
+    stacks W_Qᵀ, W_Kᵀ, W_Vᵀ, ``out_weight`` is W_Oᵀ), its self-attention of x (batch, n, d):
+    its output. ``blocked`` (n, n) is added to the scores (−∞ or −1e9 where query i may not
+    see key j)."""
+    d = x.shape[-1]
+    layer = nn.MultiheadAttention(d, num_heads, batch_first=True).to(x.dtype)
+    with torch.no_grad():
+        for parameter, value in ((layer.in_proj_weight, in_weight), (layer.in_proj_bias, in_bias),
+                                 (layer.out_proj.weight, out_weight),
+                                 (layer.out_proj.bias, out_bias)):
+            parameter.copy_(value)
+        return layer(x, x, x, attn_mask=blocked, need_weights=False)[0]
+
+
 def _pytorch_reference(x, w_q, w_k, w_v, w_o, num_heads, causal):
     """``nn.MultiheadAttention`` (no biases) with these matrices, on x: its output."""
-    d = x.shape[-1]
-    layer = nn.MultiheadAttention(d, num_heads, bias=False, batch_first=True).to(x.dtype)
-    with torch.no_grad():
-        layer.in_proj_weight.copy_(torch.cat([w_q.T, w_k.T, w_v.T]))
-        layer.out_proj.weight.copy_(w_o.T)
-    n = x.shape[1]
+    n, d = x.shape[-2:]
     blocked = nn.Transformer.generate_square_subsequent_mask(n, dtype=x.dtype) if causal else None
-    with torch.no_grad():
-        return layer(x, x, x, attn_mask=blocked, need_weights=False)[0]
+    return _pytorch_layer(x, torch.cat([w_q.T, w_k.T, w_v.T]), x.new_zeros(3 * d), w_o.T,
+                          x.new_zeros(d), num_heads, blocked)
 
 
 @checked_plainly
@@ -213,4 +248,69 @@ def check_multi_head_attention(actual, x, w_q, w_k, w_v, w_o, num_heads: int, ca
             x, w_q / math.sqrt(num_heads), w_k, w_v, w_o, num_heads, causal)
         mistakes[MASK_MISTAKES["one_head"]] = _pytorch_reference(x, w_q, w_k, w_v, w_o, 1, causal)
     expected = _pytorch_reference(x, w_q, w_k, w_v, w_o, num_heads, causal)
+    check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)
+
+
+def _blocked(n: int, diagonal: int = 1, upper: bool = True) -> torch.Tensor:
+    """(n, n), True where query i may not see key j: above the diagonal ``diagonal`` (below
+    it if not ``upper``): the causal mask and its slips (its diagonal, its side)."""
+    everywhere = torch.ones(n, n, dtype=torch.bool)
+    return everywhere.triu(diagonal) if upper else everywhere.tril(-diagonal)
+
+
+@checked_plainly
+def check_attention_layer(actual, h, self_attn, causal: bool = False, name="my_attention",
+                          atol=1e-4) -> None:
+    """Fail unless ``actual`` is the multi-head self-attention of h (batch, n, d) with the
+    weights and biases of the attention layer ``self_attn`` (``in_proj_weight``,
+    ``in_proj_bias``, ``num_heads``, ``out_proj``): PyTorch's ``nn.MultiheadAttention``
+    holding them; ``causal`` keeps j ≤ i only."""
+    h = as_tensor(h, "h")
+    n, d = h.shape[-2:]
+    heads = self_attn.num_heads
+    w_in, b_in, w_out, b_out = (as_tensor(p, label) for p, label in (
+        (self_attn.in_proj_weight, "in_proj_weight"), (self_attn.in_proj_bias, "in_proj_bias"),
+        (self_attn.out_proj.weight, "out_proj.weight"), (self_attn.out_proj.bias, "out_proj.bias")))
+    mask = _blocked(n) if causal else None
+
+    def layer(w_in=w_in, b_in=b_in, w_out=w_out, b_out=b_out, heads=heads, mask=mask):
+        return _pytorch_layer(h, w_in, b_in, w_out, b_out, heads, mask)
+
+    expected = layer()
+    concat = layer(w_out=torch.eye(d, dtype=h.dtype), b_out=torch.zeros_like(b_out))  # the heads
+    mistakes = {
+        MASK_MISTAKES["layer_no_biases"]: layer(b_in=torch.zeros_like(b_in),
+                                                b_out=torch.zeros_like(b_out)),
+        MASK_MISTAKES["layer_no_in_bias"]: layer(b_in=torch.zeros_like(b_in)),
+        MASK_MISTAKES["layer_no_out_bias"]: layer(b_out=torch.zeros_like(b_out)),
+        MASK_MISTAKES["layer_no_output_projection"]: concat,
+        MASK_MISTAKES["layer_no_causal" if causal else "unwanted_causal_mask"]:
+            layer(mask=None if causal else _blocked(n)),
+    }
+    if causal and n > 1:
+        mistakes[MASK_MISTAKES["layer_mask_transposed"]] = layer(mask=_blocked(n, upper=False))
+        # token 1 sees no key at all: its row depends on how the answer masks (NaN, a mean),
+        # the later rows do not
+        got, without_self = as_tensor(actual, name), layer(mask=_blocked(n, 0))
+        if (got.shape == expected.shape and not torch.allclose(got, expected, atol=atol)
+                and torch.allclose(got[..., 1:, :], without_self[..., 1:, :], atol=atol)):
+            raise AssertionError(f"{name} is not right: {MASK_MISTAKES['layer_diagonal_masked']}.")
+    if heads > 1:
+        d_h = d // heads
+        # scores over √d: the queries (with their biases) scaled by √(d_h / d)
+        scaled = torch.ones(3 * d, 1, dtype=h.dtype)
+        scaled[:d] = 1 / math.sqrt(heads)
+        # head r reading the columns r, r + h, …: the same layer with its columns permuted
+        interleaved = torch.arange(d).reshape(d_h, heads).T.reshape(d)
+        rows = torch.cat([interleaved + block * d for block in range(3)])
+        # heads split right, (batch, h, n, d_h) put back as if it were (batch, n, h, d_h)
+        merged = concat.reshape(*concat.shape[:-1], heads, d_h).transpose(-3, -2).reshape(
+            concat.shape) @ w_out.T + b_out
+        mistakes.update({
+            MASK_MISTAKES["layer_scale_by_d"]: layer(w_in=w_in * scaled, b_in=b_in * scaled[:, 0]),
+            MASK_MISTAKES["layer_one_head"]: layer(heads=1),
+            MASK_MISTAKES["layer_heads_interleaved"]: layer(w_in=w_in[rows], b_in=b_in[rows],
+                                                            w_out=w_out[:, interleaved]),
+            MASK_MISTAKES["layer_heads_merged"]: merged,
+        })
     check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)

@@ -48,9 +48,8 @@ BLOCK_MISTAKES = {
     "given (row j sits at positions[j])",
     "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE rotates each pair "
     "(x_2i, x_2i+1) by the angle pos·ω_i instead (a multiplication, not a sum)",
-    "unbiased": "you used the unbiased variance (dividing by d − 1, as torch.var and "
-    "torch.std do by default: the one-token prediction of section 2): σ² is the spread of "
-    "the d features themselves, not an estimate from a sample",
+    "unbiased": "your σ² is not the spread of the d features themselves (section 2): look "
+    "at what your variance divides by",
     "across_tokens": "you normalised each feature across the tokens: that is batch "
     "normalisation; layer norm normalises each token over its own features",
     "eps_outside": "you added eps to the standard deviation: check where ε sits in the "

@@ -1,6 +1,7 @@
 """The exercises of 06_transformer_blocks: one record each (``course_utils.exercises``)."""
 
 from course_utils.exercises.allowance import (
+    ATTENTION,
     DEFAULT,
     ELEMENTARY,
     MODEL_MODULES,
@@ -8,6 +9,7 @@ from course_utils.exercises.allowance import (
     NORMALISATIONS,
     Allowance,
 )
+from course_utils.exercises.masked_attention import MULTI_HEAD_TWINS
 from course_utils.exercises.record import Exercise
 
 NOTEBOOK = "06_transformer_blocks"
@@ -29,10 +31,18 @@ EXERCISES = (
                     "transformers.models.llama.modeling_llama.apply_rotary_pos_emb",
                     "transformers.models.llama.modeling_llama.rotate_half",
                     "notebook.shift_matrix")),
-    Exercise("layer_norm", NOTEBOOK, points=2, check="check_layer_norm",
+    Exercise("layer_norm", NOTEBOOK, points=1, check="check_layer_norm",
              twins=("torch.nn.functional.layer_norm",
                     "torch.nn.LayerNorm.forward"),
              torch_twins=NORMALISATIONS),
+    # notebook 05's multi-head attention with the layer's biases, on the layer's weights: the
+    # layer's own output projection may run (a linear layer), not the layer itself
+    Exercise("my_attention", NOTEBOOK, points=1, check="check_attention_layer",
+             allowance=Allowance(says=DEFAULT.says + ", and the layer's output projection "
+                                                     "(out_proj)",
+                                 torch_ops=ELEMENTARY | {"linear"}),
+             twins=MULTI_HEAD_TWINS + ("notebook.pytorch_attention",),
+             torch_twins=ATTENTION),
     # the given block's parts arranged around the attention the test hands it (a right one:
     # PyTorch's, whose ops it may run); not the block's or PyTorch's whole layer
     Exercise("transformer_block", NOTEBOOK, points=3, check="check_transformer_block",

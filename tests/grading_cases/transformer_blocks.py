@@ -97,6 +97,25 @@ def gpt_logits(ids, model, run_block):
 """
 
 
+def attention_with(qkv="h @ self_attn.in_proj_weight.T + self_attn.in_proj_bias",
+                   scale="math.sqrt(d_h)", mask="torch.ones(n, n, dtype=torch.bool).triu(1)",
+                   out="@ self_attn.out_proj.weight.T + self_attn.out_proj.bias"):
+    """A my_attention answer (05's multi-head attention with the biases) with one part
+    swapped for a mistake."""
+    return f"""
+def my_attention(h, self_attn, causal=False):
+    batch, n, d = h.shape
+    d_h = d // self_attn.num_heads
+    q, k, v = [t.reshape(batch, n, self_attn.num_heads, d_h).transpose(1, 2)
+               for t in ({qkv}).split(d, dim=-1)]
+    s = q @ k.transpose(-2, -1) / {scale}
+    if causal:
+        s = s.masked_fill({mask}, float("-inf"))
+    out = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(batch, n, d)
+    return out {out}
+"""
+
+
 SELF_ATTENTION_BLOCK_CALL = """
 def transformer_block(x, block, attention, causal=False):
     return block.self_attn(x, causal=causal)[0] + x
@@ -124,11 +143,7 @@ WRONG = {
         "is_causal": causal_with(rows=""),
     },
     "off_by_one_and_no_residual": {
-        # not graded in 06: only the block's own mistake costs exercise 4's points
-        "my_attention": """
-def my_attention(h, self_attn, causal=False):
-    return torch.zeros_like(h)
-""",
+        "my_attention": attention_with(mask="torch.ones(n, n, dtype=torch.bool).triu(0)"),
         "positional_encoding": positions_with(first="1"),
         "layer_norm": norm_with(scale="(torch.sqrt(var) + eps)"),
         "transformer_block": block_with(keep="0"),
@@ -296,24 +311,6 @@ def gpt_logits(ids, model, run_block):
         "layer_norm": LOOP_NORM,
         "is_causal": JACOBIAN_CAUSAL,
     },
-}
-
-# --- a slip in the attention of notebook 05 (no biases, the scale of the whole width) costs
-# no point in 06: exercise 4's tests hand the block PyTorch's attention ------------------------
-
-CORRECT["slip_in_the_attention"] = {
-    "my_attention": """
-def my_attention(h, self_attn, causal=False):
-    batch, n, d = h.shape
-    d_h = d // self_attn.num_heads
-    q, k, v = [t.reshape(batch, n, self_attn.num_heads, d_h).transpose(1, 2)
-               for t in (h @ self_attn.in_proj_weight.T).split(d, dim=-1)]
-    s = q @ k.transpose(-2, -1) / math.sqrt(d)
-    if causal:
-        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
-    out = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(batch, n, d)
-    return out @ self_attn.out_proj.weight.T
-""",
 }
 
 # --- answers that update their inputs in place: graded on what they return ------------------
@@ -640,3 +637,68 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return normalised.mul(gamma).add(beta)
 """,
 }
+
+# --- my_attention (exercise 4, part 2): notebook 05's attention with the biases; a slip in it
+# costs its own point only (the block's tests hand the block PyTorch's attention) -------------
+
+WRONG.update({
+    # 05's function pasted as it was
+    "attention_without_biases": {
+        "my_attention": attention_with(qkv="h @ self_attn.in_proj_weight.T",
+                                       out="@ self_attn.out_proj.weight.T"),
+    },
+    "attention_scaled_by_the_width": {"my_attention": attention_with(scale="math.sqrt(d)")},
+    # the mask on the other side of the diagonal: token i sees the tokens after it
+    "attention_mask_transposed": {
+        "my_attention": attention_with(mask="torch.ones(n, n, dtype=torch.bool).tril(-1)"),
+    },
+})
+
+CORRECT["einsum_attention"] = {
+    "my_attention": """
+def my_attention(h, self_attn, causal=False):
+    batch, n, d = h.shape
+    heads = self_attn.num_heads
+    d_h = d // heads
+    qkv = torch.einsum("bnd,ed->bne", h, self_attn.in_proj_weight) + self_attn.in_proj_bias
+    q, k, v = qkv.reshape(batch, n, 3, heads, d_h).unbind(dim=2)       # (batch, n, h, d_h)
+    s = torch.einsum("bihx,bjhx->bhij", q, k) / d_h ** 0.5
+    if causal:
+        s = s + torch.triu(torch.full((n, n), -1e9, dtype=s.dtype), diagonal=1)
+    out = torch.einsum("bhij,bjhx->bihx", torch.softmax(s, dim=-1), v)
+    return self_attn.out_proj(out.reshape(batch, n, d))    # the layer's own linear layer
+""",
+}
+
+CHEAT.update({
+    "attention_through_the_layer": {
+        "my_attention": Cheat("""
+def my_attention(h, self_attn, causal=False):
+    return self_attn(h, causal=causal)[0]
+""", zero=True),
+    },
+    "attention_through_pytorchs_function": {
+        "my_attention": Cheat("""
+def my_attention(h, self_attn, causal=False):
+    n = h.shape[1]
+    out = F.multi_head_attention_forward(
+        h.transpose(0, 1), h.transpose(0, 1), h.transpose(0, 1), h.shape[-1],
+        self_attn.num_heads, self_attn.in_proj_weight, self_attn.in_proj_bias, None, None,
+        False, 0.0, self_attn.out_proj.weight, self_attn.out_proj.bias, training=False,
+        need_weights=False, is_causal=causal,
+        attn_mask=torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None)[0]
+    return out.transpose(0, 1)
+""", zero=True),
+    },
+    "attention_through_the_fused_kernel": {
+        "my_attention": Cheat("""
+def my_attention(h, self_attn, causal=False):
+    batch, n, d = h.shape
+    heads = self_attn.num_heads
+    q, k, v = [t.reshape(batch, n, heads, d // heads).transpose(1, 2)
+               for t in (h @ self_attn.in_proj_weight.T + self_attn.in_proj_bias).split(d, -1)]
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=causal).transpose(1, 2)
+    return out.reshape(batch, n, d) @ self_attn.out_proj.weight.T + self_attn.out_proj.bias
+""", zero=True),
+    },
+})

@@ -49,8 +49,8 @@ def submissions(assignment: str, kind: str) -> dict[str, dict]:
 
     A WRONG case already holds mistakes in several cells, each of which must score 0 on its
     own test cell and leave every other cell at full marks; a submission of several cases
-    is one such case. Each kernel costs seconds (06's: about 15 s of 2 cores), and 06's 31
-    cases are graded as 13 submissions. Cheats handed in together must also leave every
+    is one such case. Each kernel costs seconds (06's: about 15 s of 2 cores), and 06's 39
+    cases are graded as 20 submissions. Cheats handed in together must also leave every
     other cell its points. A case stays alone when its answers are worked for
     the student's own id (``PER_STUDENT``, 04's numbers) or when it is a cheat to be flagged
     (a hook or mode left behind reaches the cells after it).

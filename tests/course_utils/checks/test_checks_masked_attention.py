@@ -203,3 +203,82 @@ def test_an_unknown_mistake_does_not_print_the_expected_values():
         checks.check_split_heads(right + 0.5, X, 4)
     assert "expected" not in str(failure.value)
     assert f"{right[0, 0, 0, 0].item():.4g}" not in str(failure.value).split("got:")[0]
+
+
+# --- notebook 06's my_attention: the same layer with its biases --------------------------
+
+def biased_layer(d=12, heads=3):
+    from course_utils.models.attention import MultiHeadAttention
+
+    torch.manual_seed(3)
+    layer = MultiHeadAttention(d, heads).double().eval()
+    with torch.no_grad():
+        layer.in_proj_bias.normal_()
+        layer.out_proj.bias.normal_()
+    return layer
+
+
+LAYER, XL = biased_layer(), torch.randn(2, 5, 12, generator=G, dtype=torch.float64)
+
+
+def attention(causal=False, in_bias=True, out_bias=True, width=False, heads=None, mask="triu",
+              split="runs", merge="right", fill=-1e9):
+    """The layer's self-attention of XL written out head by head, with one slip or none."""
+    b, n, d = XL.shape
+    h = heads or LAYER.num_heads
+    d_h = d // h
+    q, k, v = (XL @ LAYER.in_proj_weight.T + LAYER.in_proj_bias * in_bias).split(d, dim=-1)
+    if split == "runs":
+        q, k, v = (t.reshape(b, n, h, d_h).transpose(1, 2) for t in (q, k, v))
+    else:  # head r reads the columns r, r + h, …
+        q, k, v = (t.reshape(b, n, d_h, h).permute(0, 3, 1, 2) for t in (q, k, v))
+    s = q @ k.transpose(-2, -1) / math.sqrt(d if width else d_h)
+    if causal:
+        blocked = {"triu": torch.ones(n, n).triu(1), "diagonal": torch.ones(n, n).triu(0),
+                   "tril": torch.ones(n, n).tril(-1)}[mask].bool()
+        s = s.masked_fill(blocked, fill)
+    heads_out = torch.softmax(s, dim=-1) @ v                   # (b, h, n, d_h)
+    if split != "runs":
+        concat = heads_out.permute(0, 2, 3, 1).reshape(b, n, d)
+    elif merge == "right":
+        concat = heads_out.transpose(1, 2).reshape(b, n, d)
+    else:  # (b, h, n, d_h) read as if it were (b, n, h, d_h)
+        concat = heads_out.reshape(b, n, d)
+    return (concat @ LAYER.out_proj.weight.T + LAYER.out_proj.bias * out_bias).detach()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_right_attention_layer_passes_and_its_mistakes_are_named(causal):
+    def check(value):
+        checks.check_attention_layer(value, XL, LAYER, causal)
+
+    check(attention(causal))
+    check(attention(causal).float())
+    check(attention(causal, fill=float("-inf")))
+    for slip, key in (({"in_bias": False, "out_bias": False}, "layer_no_biases"),
+                      ({"in_bias": False}, "layer_no_in_bias"),
+                      ({"out_bias": False}, "layer_no_out_bias"),
+                      ({"width": True}, "layer_scale_by_d"),
+                      ({"heads": 1}, "layer_one_head"),
+                      ({"split": "interleaved"}, "layer_heads_interleaved"),
+                      ({"merge": "as_if_tokens_first"}, "layer_heads_merged")):
+        with raises(key):
+            check(attention(causal, **slip))
+    with raises("layer_no_causal" if causal else "unwanted_causal_mask"):
+        check(attention(not causal))
+
+
+@pytest.mark.parametrize("fill", [-1e9, float("-inf")])
+def test_a_causal_mask_on_the_wrong_side_or_over_the_diagonal_is_named(fill):
+    with raises("layer_mask_transposed"):
+        checks.check_attention_layer(attention(True, mask="tril", fill=fill), XL, LAYER, True)
+    with raises("layer_diagonal_masked"):   # token 1 sees no key: NaN or a mean, as masked
+        checks.check_attention_layer(attention(True, mask="diagonal", fill=fill), XL, LAYER, True)
+
+
+def test_the_layer_reference_is_pytorchs_forward():
+    from torch import nn
+
+    with torch.no_grad():
+        expected = nn.MultiheadAttention.forward(LAYER, XL, XL, XL, need_weights=False)[0]
+    assert torch.allclose(expected, attention(), atol=1e-10)
