@@ -9,7 +9,8 @@ re-exports both) names its exercise once and its inputs once::
     ### END HIDDEN TESTS
 
 ``check`` calls the student's function (the notebook's global of the exercise's name)
-through the guards (``own_work``), checks what it returned with the exercise's check (its
+through the guards (``own_work``; once, or as its record's ``run`` says: 07's
+``recurrent_step`` token after token), checks what it returned with the exercise's check (its
 record's ``check``: an ``Oracle`` declared in the record, or a check of
 ``course_utils.checks``; either names the likely mistake), and says so in one line::
 
@@ -53,8 +54,8 @@ def check(exercise: str, *inputs, expected=_NOT_STATED, **keyword_inputs) -> Non
                          "(course_utils/exercises)")
     caller = sys._getframe(1)  # the test cell: the notebook's globals are its globals
     label = _call_label(exercise, caller, inputs, keyword_inputs)
-    result = own_work(_answer(exercise, caller.f_globals), exercise,
-                      caller.f_globals)(*inputs, **keyword_inputs)
+    result = _run(record, own_work(_answer(exercise, caller.f_globals), exercise,
+                                   caller.f_globals), inputs, keyword_inputs)
     stated = {} if expected is _NOT_STATED else {"expected": expected}
     try:
         _check_of(record)(result, *inputs, name=label, **stated, **keyword_inputs)
@@ -67,10 +68,18 @@ def grade(exercise: str, *inputs, **keyword_inputs) -> None:
     """Run ``exercise``'s function on ``inputs`` and report the result to the grader (a
     hidden test: the grader decides)."""
     __tracebackhide__ = True
-    whole = record_of(exercise).compare.feature_map
+    record = record_of(exercise)
     namespace = sys._getframe(1).f_globals  # the test cell's: the notebook's globals
-    report(own_work(_answer(exercise, namespace), exercise, namespace)(*inputs, **keyword_inputs),
-           whole)
+    report(_run(record, own_work(_answer(exercise, namespace), exercise, namespace), inputs,
+                keyword_inputs), record.compare.feature_map)
+
+
+def _run(record: Exercise, answer: Callable, inputs: tuple, keyword_inputs: dict):
+    """What the test checks: one call of ``answer`` on the inputs, or its record's ``run``
+    of it (several calls, each through the guards)."""
+    if record.run is None:
+        return answer(*inputs, **keyword_inputs)
+    return record.run(answer, *inputs, **keyword_inputs)
 
 
 def _check_of(record: Exercise) -> Callable:

@@ -78,6 +78,10 @@ class Exercise:
     torch_twins: tuple[str, ...] = ()
     # the rules its text states (``course_utils.exercises.allowance``)
     rules: tuple[type, ...] = ()
+    # how a test calls the answer, where one call is not enough: ``run(answer, *inputs)``
+    # returns what the check compares (a step of a recurrence run token after token, each
+    # call given the state the last one returned); by default one call on the inputs
+    run: Callable | None = None
 
     def __post_init__(self):
         if not self.name.isidentifier():
@@ -97,6 +101,9 @@ class Exercise:
             raise TypeError(f"{self.name}: rules is a tuple of rule classes "
                             f"(course_utils.exercises.allowance), got {self.rules!r}")
         object.__setattr__(self, "rules", tuple(self.rules))
+        if self.run is not None and not callable(self.run):
+            raise TypeError(f"{self.name}: run is a function of the answer and the test's "
+                            f"inputs, got {type(self.run).__name__}")
 
     @property
     def test_cell(self) -> str:
