@@ -22,7 +22,8 @@ import course_utils.models.attention
 from course_utils import checks
 from course_utils.checks.guards import record_baseline
 from course_utils.checks.guards.refuse import LibraryTwinError, library_twins_unavailable
-from course_utils.exercises.linear_attention import token_by_token
+from course_utils.exercises import exercise
+from course_utils.exercises.checking import run_answer
 from tests.course_utils.checks import as_cells, cell
 
 GENERATOR = torch.Generator().manual_seed(0)
@@ -144,8 +145,8 @@ def test_answers_that_update_their_inputs_in_place_are_graded_on_what_they_retur
 
     S, z = torch.rand(4, 4, dtype=torch.float64), torch.rand(4, dtype=torch.float64) + 0.5
     before = S.clone(), z.clone()
-    steps = token_by_token(checks.own_work(recurrent_step, "recurrent_step"), S, z, Q, K, V,
-                           elu_features, 0.8)
+    answer = checks.own_work(recurrent_step, "recurrent_step")
+    steps = run_answer(exercise("recurrent_step"), answer, (S, z, Q, K, V, elu_features, 0.8), {})
     checks.check_recurrent_step(steps, S, z, Q, K, V, elu_features, 0.8)
     assert torch.equal(S, before[0]) and torch.equal(z, before[1])
 
