@@ -7,10 +7,11 @@ it is given, and softmax(log s) = s / Σ s, so the mask log φ(Q)φ(K)ᵀ (−�
 masked) makes it the weighted average of the values that attention with the similarity
 φ(q)ᵀφ(k) is, in float64 with its N × N matrix. A mistake is named by that call on other
 similarities (swapped, masked otherwise, rescaled inputs) or by a transformation of its
-output. The recurrent step's output is the last row of that call on a short sequence whose
-first r keys stand for the state. The separation δ is checked by its two properties: every
-pair of a query and a key satisfies the inequality with it, and some pair does not with a
-slightly smaller δ.
+output. The recurrent step runs token after token over a short sequence; its outputs are
+that call's rows, with the weights of the decayed causal form, on the sequence whose first r
+keys stand for the state it started from, and its states the sums read back from it. The
+separation δ is checked by its two properties: every pair of a query and a key satisfies
+the inequality with it, and some pair does not with a slightly smaller δ.
 """
 
 import torch
@@ -48,6 +49,16 @@ LINEAR_MISTAKES = {
     "are lost (compare which keys the state before and after token i covers)",
     "outer_transposed": "what you add to S is transposed: compare its shape with that of S, "
     "(r, D_v)",
+    "no_decay": "your S_i does not fade: it is the state of γ = 1 whatever γ is; compare "
+    "the definition's sums at token i and at token i − 1, term by term",
+    "decay_z_only": "your z_i fades but your S_i does not: the numerator and the normaliser "
+    "weigh each token alike",
+    "decay_s_only": "your S_i fades but your z_i does not: the numerator and the normaliser "
+    "weigh each token alike",
+    "decay_after_adding": "your S_i and z_i fade token i's own term too: which tokens' "
+    "weights does one step of decay change, and what is token i's own weight?",
+    "decay_power": "your old tokens fade faster at each step (a decay that depends on i): "
+    "how much does the gap i − j grow from one token to the next?",
     "state_no_feature_map": "your state took in the raw key k_i: look again at how a key "
     "enters the two shared sums of exercise 1",
     "old_state": "your output leaves token i's own key out: read the causal formula's sums "
@@ -152,73 +163,118 @@ def check_kernel_attention(actual, q, k, v, feature_map, name="kernel_attention"
     check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)
 
 
-def _three(actual, name):
-    if not isinstance(actual, (tuple, list)) or len(actual) != 3:
-        raise AssertionError(
-            f"{name} should return three things, (S_i, z_i, output); "
-            f"got {type(actual).__name__}"
-            + (f" of length {len(actual)}" if isinstance(actual, (tuple, list)) else "")
-        )
-    return actual
+def _steps(actual, name: str, n: int, r: int, d_v: int) -> list:
+    """The n steps the run returned, each three things with a state of the given shapes."""
+    steps = actual if isinstance(actual, list) else [actual]
+    for t, step in enumerate(steps, 1):
+        if not isinstance(step, tuple | list) or len(step) != 3:
+            raise AssertionError(
+                f"{name}: step {t} should return three things, (S_i, z_i, output); got "
+                f"{type(step).__name__}"
+                + (f" of length {len(step)}" if isinstance(step, tuple | list) else ""))
+        got = tuple(as_tensor(step[0], f"{name}: S_i").shape)
+        if got == (d_v, r) != (r, d_v):
+            raise AssertionError(f"{name}: S_i is not right: "
+                                 f"{LINEAR_MISTAKES['outer_transposed']}.")
+        if got != (r, d_v) or tuple(as_tensor(step[1], f"{name}: z_i").shape) != (r,):
+            raise AssertionError(f"{name}: step {t} should return S_i of shape {(r, d_v)} "
+                                 f"and z_i of shape {(r,)}, the shapes of the state it got")
+    if len(steps) != n:
+        raise AssertionError(f"{name}: the run over {n} tokens stopped after {len(steps)}")
+    return steps
 
 
-def _state_as_keys(query_features, s, z, phi_k, v_i):
-    """A sequence whose last row of causal attention is the step's output: r keys stand for
-    the state (key m with features z_m e_m and value S_m / z_m, a row of S that is 0 where
-    z_m = 0, as a state a sequence leaves), then token i's own key. Its weights as seen
-    from each row of ``query_features`` (n, r): (n, r + 1), and its values (r + 1, D_v)."""
-    weights = torch.cat([query_features * z, (query_features @ phi_k)[:, None]], dim=-1)
-    past = torch.where(z[:, None] > 0, s / z[:, None], torch.zeros_like(s))
-    return weights, torch.cat([past, v_i[None, :]])
+def _decay(n: int, r: int, gamma: float, dtype, keep: str = "past") -> torch.Tensor:
+    """(n, r + n): entry (i, j) the weight the definition gives key j seen from token i,
+    γ^(p_i − p_j) for p_j ≤ p_i, else 0; the r keys that stand for the state come one step
+    before token 1 (p = 0), the tokens at p = 1 ... n. ``keep``: "strict" (p_j < p_i),
+    "self" (p_j = p_i), "tokens" (the tokens' keys only), "power" (the exponent
+    (p_i² + p_i − p_j² − p_j) / 2 of a decay that grows with the step)."""
+    p_q = torch.arange(1, n + 1, dtype=dtype)
+    p_k = torch.cat([torch.zeros(r, dtype=dtype), p_q])
+    gap = p_q[:, None] - p_k[None, :]
+    exponent = (p_q * (p_q + 1))[:, None] / 2 - (p_k * (p_k + 1))[None, :] / 2 \
+        if keep == "power" else gap
+    seen = {"strict": gap > 0, "self": gap == 0, "tokens": (gap >= 0) & (p_k > 0)[None, :]}
+    return torch.where(seen.get(keep, gap >= 0), torch.pow(gamma, exponent), 0.0)
 
 
-def _state_after(s, z, key_features, v_i):
-    """The state a sequence leaves once token i is added, read back from the oracle: row m of
-    the state is what a query with features e_m gathers, its attention output times its
-    total weight, and entry m of z is that total weight. ``key_features`` may have any sign
+def _state_as_keys(s, z, key_features, v):
+    """The keys of a sequence that leaves the state ``s``, ``z`` and then reads the tokens:
+    r keys for the state (key m with features z_m e_m and value S_m / z_m, a row of S that
+    is 0 where z_m = 0, as a state a sequence leaves), then the tokens' own. Their features
+    (r + n, r) and values (r + n, D_v)."""
+    past = torch.where(z[:, None] > 0, s / z.clamp(min=1e-300)[:, None], torch.zeros_like(s))
+    return torch.cat([torch.diag(z), key_features]), torch.cat([past, v])
+
+
+def _states(decay, features, values):
+    """The state after each token, read back from the oracle: row m of S_i is what a query
+    with features e_m gathers at token i, its average times its total weight, and entry m
+    of z_i is that total weight: (n, r, D_v) and (n, r). ``features`` may have any sign
     (the slips that skip the feature map): ``_signed`` averages them."""
-    weights, values = _state_as_keys(torch.eye(len(z), dtype=z.dtype), s, z, key_features, v_i)
+    weights = decay[:, None, :] * features.T[None, :, :]
     totals = weights.sum(-1, keepdim=True)
-    every_key = torch.ones_like(weights, dtype=torch.bool)
-    return _signed(weights, every_key, values) * totals, totals[:, 0]
+    seen = (decay > 0)[:, None, :].expand_as(weights)
+    return _signed(weights, seen, values) * totals, totals[..., 0]
 
 
 @checked_plainly
-def check_recurrent_step(actual, s, z, q_i, k_i, v_i, feature_map, name="recurrent_step",
+def check_recurrent_step(actual, s, z, q, k, v, feature_map, gamma, name="recurrent_step",
                          atol=1e-4) -> None:
-    """Fail unless ``actual`` is (S_i, z_i, V′_i): the state (r, D_v) and (r,) after token i,
-    from the state before it, and token i's output (D_v,). The state and the output are
-    those of a sequence that leaves the given state and then reads token i, from the oracle
-    (see ``_state_as_keys`` and ``_state_after``)."""
-    s, z, q_i, k_i, v_i = _float64((s, "S"), (z, "z"), (q_i, "q_i"), (k_i, "k_i"), (v_i, "v_i"))
-    s_got, z_got, out_got = _three(actual, name)
-    phi_k, phi_q = _features(feature_map, k_i), _features(feature_map, q_i)
-    s_i, z_i = _state_after(s, z, phi_k, v_i)
-    s_got_t = as_tensor(s_got, f"{name}: S_i")
-    if s_got_t.shape == s_i.shape[::-1] and s_i.shape[0] != s_i.shape[1]:
-        raise AssertionError(f"{name}: S_i is not right: {LINEAR_MISTAKES['outer_transposed']}.")
-    same_size = k_i.shape == phi_k.shape  # r = D: the raw key fits the state too
-    s_mistakes = {LINEAR_MISTAKES["not_accumulated_s"]: s_i - s}
-    z_mistakes = {LINEAR_MISTAKES["not_accumulated_z"]: z_i - z}
-    if same_size:
-        raw_s, raw_z = _state_after(s, z, k_i, v_i)
+    """Fail unless ``actual``, what ``recurrent_step`` returned token after token over the
+    rows of q, k (n, D) and v (n, D_v) from the state S (r, D_v), z (r,) (the record's
+    ``run``), is each token's (S_i, z_i, V′_i) in the causal form whose key j weighs
+    γ^(i − j) φ(q_i)ᵀφ(k_j) seen from token i: every output is the masked form's (by
+    ``_attend``) on a sequence whose first r keys stand for the state (``_state_as_keys``),
+    and every state the sums read back from it (``_states``)."""
+    s, z, q, k, v = _float64((s, "S"), (z, "z"), (q, "q"), (k, "k"), (v, "v"))
+    (n, d_v), r = v.shape, len(z)
+    steps = _steps(actual, name, n, r, d_v)
+    got = [torch.stack([as_tensor(step[part], name) for step in steps]) for part in range(3)]
+    phi_q, phi_k = _features(feature_map, q), _features(feature_map, k)
+    features, values = _state_as_keys(s, z, phi_k, v)
+    decay = _decay(n, r, gamma, s.dtype)
+    s_i, z_i = _states(decay, features, values)
+    flat_s, flat_z = _states(_decay(n, r, 1.0, s.dtype), features, values)
+    late = torch.cat([torch.ones(r, dtype=s.dtype), torch.full((n,), gamma, dtype=s.dtype)])
+    late_s, late_z = _states(decay * late, features, values)  # each token's own term faded too
+    z_decays = torch.allclose(got[1], z_i, rtol=0.0, atol=atol)
+    s_mistakes = {
+        LINEAR_MISTAKES["decay_z_only" if z_decays else "no_decay"]: flat_s,
+        LINEAR_MISTAKES["decay_after_adding"]: late_s,
+        LINEAR_MISTAKES["decay_power"]: _states(_decay(n, r, gamma, s.dtype, "power"),
+                                                features, values)[0],
+        LINEAR_MISTAKES["not_accumulated_s"]: _states(_decay(n, r, gamma, s.dtype, "self"),
+                                                      features, values)[0],
+    }
+    z_mistakes = {
+        LINEAR_MISTAKES["decay_s_only"]: flat_z,
+        LINEAR_MISTAKES["decay_after_adding"]: late_z,
+        LINEAR_MISTAKES["not_accumulated_z"]: _states(_decay(n, r, gamma, s.dtype, "self"),
+                                                      features, values)[1],
+    }
+    if k.shape == phi_k.shape:  # r = D: the raw keys fit the state too
+        raw_s, raw_z = _states(decay, _state_as_keys(s, z, k, v)[0], values)
         s_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = raw_s
         z_mistakes[LINEAR_MISTAKES["state_no_feature_map"]] = raw_z
-    if s.shape[0] == s.shape[1]:
-        s_mistakes[LINEAR_MISTAKES["outer_transposed"]] = s + (s_i - s).T
-    check_close(s_got_t, s_i, f"{name}: S_i", atol=atol, mistakes=s_mistakes, reveal=False)
-    check_close(z_got, z_i, f"{name}: z_i", atol=atol, mistakes=z_mistakes, reveal=False)
-    weights, values = _state_as_keys(phi_q[None, :], s, z, phi_k, v_i)
-    out = _attend(weights, values)[0]
+    if r == d_v:
+        new = _states(_decay(n, r, gamma, s.dtype, "tokens"), features, values)[0]
+        s_mistakes[LINEAR_MISTAKES["outer_transposed"]] = s_i - new + new.transpose(-2, -1)
+    check_close(got[0], s_i, f"{name}: S_i", atol=atol, mistakes=s_mistakes, reveal=False)
+    check_close(got[1], z_i, f"{name}: z_i", atol=atol, mistakes=z_mistakes, reveal=False)
+    weights = decay * (phi_q @ features.T)
+    out = _attend(weights, values)
     out_mistakes = {
-        LINEAR_MISTAKES["old_state"]: _attend(weights[:, :-1], values[:-1])[0],
-        LINEAR_MISTAKES["no_normaliser"]: out * weights.sum(),
+        LINEAR_MISTAKES["old_state"]: _attend(_decay(n, r, gamma, s.dtype, "strict")
+                                              * (phi_q @ features.T), values),
+        LINEAR_MISTAKES["no_normaliser"]: out * weights.sum(-1, keepdim=True),
     }
-    if same_size:
-        raw_weights, _ = _state_as_keys(q_i[None, :], s, z, phi_k, v_i)
+    if q.shape == phi_q.shape:
         out_mistakes[LINEAR_MISTAKES["output_no_feature_map"]] = _signed(
-            raw_weights, torch.ones_like(raw_weights, dtype=torch.bool), values)[0]
-    check_close(out_got, out, f"{name}: output", atol=atol, mistakes=out_mistakes, reveal=False)
+            decay * (q @ features.T), decay > 0, values)
+    check_close(got[2], out, f"{name}: output", atol=atol, mistakes=out_mistakes,
+                reveal=False)
 
 
 def _tight(delta: float, spread: torch.Tensor, distance: torch.Tensor, tol: float) -> bool:

@@ -9,8 +9,9 @@ re-exports both) names its exercise once and its inputs once::
     ### END HIDDEN TESTS
 
 ``check`` calls the student's function (the notebook's global of the exercise's name)
-through the guards (``own_work``), checks what it returned with the exercise's check (its
-record's ``check``: an ``Oracle`` declared in the record, or a check of
+through the guards (``own_work``; once, or as its record's ``run`` says, ``run_answer``:
+07's ``recurrent_step`` token after token), checks what it returned with the exercise's
+check (its record's ``check``: an ``Oracle`` declared in the record, or a check of
 ``course_utils.checks``; either names the likely mistake), and says so in one line::
 
     ✓ attention_update(E, E, W_Q, W_K, W_V) passed
@@ -28,12 +29,14 @@ from the notebook's globals, which an answer's own code may have changed.
 import sys
 from collections.abc import Callable
 
+import torch
+
 from course_utils.checks.guards import check_named, own_work
 from course_utils.checks.guards.report import report
 from course_utils.exercises import exercise as record_of
-from course_utils.exercises.record import Exercise, Oracle
+from course_utils.exercises.record import Exercise, Oracle, Recurrence
 
-__all__ = ["TestFailed", "check", "grade"]
+__all__ = ["TestFailed", "check", "grade", "run_answer"]
 
 
 class TestFailed(AssertionError):
@@ -53,8 +56,8 @@ def check(exercise: str, *inputs, expected=_NOT_STATED, **keyword_inputs) -> Non
                          "(course_utils/exercises)")
     caller = sys._getframe(1)  # the test cell: the notebook's globals are its globals
     label = _call_label(exercise, caller, inputs, keyword_inputs)
-    result = own_work(_answer(exercise, caller.f_globals), exercise,
-                      caller.f_globals)(*inputs, **keyword_inputs)
+    result = run_answer(record, own_work(_answer(exercise, caller.f_globals), exercise,
+                                   caller.f_globals), inputs, keyword_inputs)
     stated = {} if expected is _NOT_STATED else {"expected": expected}
     try:
         _check_of(record)(result, *inputs, name=label, **stated, **keyword_inputs)
@@ -67,10 +70,38 @@ def grade(exercise: str, *inputs, **keyword_inputs) -> None:
     """Run ``exercise``'s function on ``inputs`` and report the result to the grader (a
     hidden test: the grader decides)."""
     __tracebackhide__ = True
-    whole = record_of(exercise).compare.feature_map
+    record = record_of(exercise)
     namespace = sys._getframe(1).f_globals  # the test cell's: the notebook's globals
-    report(own_work(_answer(exercise, namespace), exercise, namespace)(*inputs, **keyword_inputs),
-           whole)
+    report(run_answer(record, own_work(_answer(exercise, namespace), exercise, namespace), inputs,
+                keyword_inputs), record.compare.feature_map)
+
+
+def run_answer(record: Exercise, answer: Callable, inputs: tuple, keyword_inputs: dict):
+    """What a test of ``record`` checks: one call of ``answer`` on the inputs, or, for a
+    step of a ``Recurrence``, the list of what its calls returned over the sequence."""
+    if record.run is None:
+        return answer(*inputs, **keyword_inputs)
+    return _recurrence(record.run, answer, inputs, keyword_inputs)
+
+
+def _recurrence(run: Recurrence, answer: Callable, inputs: tuple, keyword_inputs: dict) -> list:
+    state = list(inputs[:run.state])
+    rows, rest = inputs[run.state:run.state + run.sequences], inputs[run.state + run.sequences:]
+    steps = []
+    for i in range(len(rows[0])):
+        result = answer(*state, *(row[i] for row in rows), *rest, **keyword_inputs)
+        steps.append(result)
+        if not isinstance(result, tuple | list) or len(result) <= run.state:
+            break
+        try:
+            given = [torch.as_tensor(part, dtype=old.dtype, device=old.device)
+                     for part, old in zip(result, state, strict=False)]
+        except (TypeError, ValueError, RuntimeError):
+            break
+        if [part.shape for part in given] != [old.shape for old in state]:
+            break
+        state = given
+    return steps
 
 
 def _check_of(record: Exercise) -> Callable:

@@ -6,7 +6,7 @@ from types import MappingProxyType
 
 from course_utils.exercises.allowance import DEFAULT, Allowance
 
-__all__ = ["Compare", "Exercise", "Oracle"]
+__all__ = ["Compare", "Exercise", "Oracle", "Recurrence"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,19 @@ class Oracle:
         object.__setattr__(self, "mistakes", MappingProxyType(dict(self.mistakes)))
 
 
+@dataclass(frozen=True)
+class Recurrence:
+    """The answer is one step of a recurrence, and a test runs it over a sequence: of the
+    test's inputs, the first ``state`` are the state it starts from, the next ``sequences``
+    hold one row per call (a token's), and the rest go to every call as they are. Each call
+    is given the state the last one returned (its first ``state`` results, as tensors like
+    the state the run started from); the check gets the list of what the calls returned,
+    which stops early at a result that cannot be given back (the check says why)."""
+
+    state: int
+    sequences: int
+
+
 def _names(value, field_name: str, exercise: str) -> tuple[str, ...]:
     if isinstance(value, str) or not all(isinstance(item, str) for item in value):
         raise TypeError(f"{exercise}: {field_name} is a tuple of names, got {value!r}")
@@ -78,6 +91,9 @@ class Exercise:
     torch_twins: tuple[str, ...] = ()
     # the rules its text states (``course_utils.exercises.allowance``)
     rules: tuple[type, ...] = ()
+    # how a test calls the answer: once on its inputs (None), or as a step of a
+    # ``Recurrence``, token after token
+    run: Recurrence | None = None
 
     def __post_init__(self):
         if not self.name.isidentifier():
@@ -97,6 +113,9 @@ class Exercise:
             raise TypeError(f"{self.name}: rules is a tuple of rule classes "
                             f"(course_utils.exercises.allowance), got {self.rules!r}")
         object.__setattr__(self, "rules", tuple(self.rules))
+        if not isinstance(self.run, Recurrence | None):
+            raise TypeError(f"{self.name}: run is None or a Recurrence, got "
+                            f"{type(self.run).__name__}")
 
     @property
     def test_cell(self) -> str:

@@ -17,13 +17,14 @@ def kernel_attention(q, k, v, feature_map):
 """
 
 
-def step_with(outer="torch.outer(phi_k, v_i)", result="(phi_q @ S_new) / (phi_q @ z_new)"):
+def step_with(s_new="gamma * S + torch.outer(phi_k, v_i)", z_new="gamma * z + phi_k",
+              result="(phi_q @ S_new) / (phi_q @ z_new)"):
     """A recurrent_step answer with one part swapped for a mistake."""
     return f"""
-def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
     phi_k, phi_q = feature_map(k_i), feature_map(q_i)
-    S_new = S + {outer}
-    z_new = z + phi_k
+    S_new = {s_new}
+    z_new = {z_new}
     return S_new, z_new, {result}
 """
 
@@ -64,11 +65,12 @@ def kernel_attention(q, k, v, feature_map):
 TWIN_STEP = """
 import course_utils.checks.linear_attention as _checks_of_07
 
-def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
     phi_k, phi_q = feature_map(k_i), feature_map(q_i)
-    S_new, z_new = S + torch.outer(phi_k, v_i), z + phi_k
-    weights, values = _checks_of_07._state_as_keys(phi_q, S, z, phi_k, v_i)
-    return S_new, z_new, _checks_of_07._attend(weights, values)[0]
+    features, values = _checks_of_07._state_as_keys(S, z, phi_k[None], v_i[None])
+    decay = _checks_of_07._decay(1, len(z), gamma, S.dtype)
+    S_new, z_new = _checks_of_07._states(decay, features, values)
+    return S_new[0], z_new[0], _checks_of_07._attend(decay * (phi_q @ features.T), values)[0]
 """
 
 TWIN_CAUSAL = """
@@ -92,9 +94,9 @@ def separation(queries, keys):
 """
 
 WRONG = {
-    "forgets_normaliser_and_old_state": {
+    "forgets_normaliser_and_decays_one_sum": {
         "kernel_attention": kernel_with(result="phi_q @ kv"),
-        "recurrent_step": step_with(result="(phi_q @ S) / (phi_q @ z)"),
+        "recurrent_step": step_with(z_new="z + phi_k"),              # the normaliser never fades
     },
     "not_causal_and_centred_on_the_queries": {
         "causal_linear_attention": causal_with(
@@ -104,7 +106,9 @@ WRONG = {
     },
     "swaps_and_forgets_the_past": {
         "kernel_attention": kernel_with(q="k", k="q"),
-        "recurrent_step": step_with(outer="torch.outer(v_i, phi_k).reshape(S.shape)"),
+        # the decay applied after adding token i: the outputs are right, the state γ times
+        "recurrent_step": step_with(s_new="gamma * (S + torch.outer(phi_k, v_i))",
+                                    z_new="gamma * (z + phi_k)"),
         "causal_linear_attention": causal_with(
             z_sum="phi_k.sum(dim=-2, keepdim=True).expand_as(phi_k)"),
         "separation": separation_with(nearest="max()"),
@@ -132,12 +136,12 @@ def kernel_attention(q, k, v, feature_map):
 """
 
 LIST_STEP = """
-def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
     phi_k = feature_map(k_i).tolist()
     phi_q = feature_map(q_i).tolist()
-    S_new = [[S[a][b].item() + phi_k[a] * v_i[b].item() for b in range(len(v_i))]
+    S_new = [[gamma * S[a][b].item() + phi_k[a] * v_i[b].item() for b in range(len(v_i))]
              for a in range(len(phi_k))]
-    z_new = [z[a].item() + phi_k[a] for a in range(len(phi_k))]
+    z_new = [gamma * z[a].item() + phi_k[a] for a in range(len(phi_k))]
     norm = sum(p * zz for p, zz in zip(phi_q, z_new))
     out = [sum(phi_q[a] * S_new[a][b] for a in range(len(phi_q))) / norm for b in range(len(v_i))]
     return S_new, z_new, out                                   # lists of floats
@@ -179,11 +183,12 @@ def kernel_attention(q, k, v, feature_map):
 NUMPY_STEP = """
 import numpy as np
 
-def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
-    phi_k, phi_q = np.asarray(feature_map(k_i)), np.asarray(feature_map(q_i))
-    S = np.asarray(S) + phi_k[:, None] * np.asarray(v_i)[None, :]
-    z = np.asarray(z) + phi_k
-    return (S, z, phi_q @ S / (phi_q @ z))
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
+    phi_k, phi_q, v_i = (np.asarray(t) for t in (feature_map(k_i), feature_map(q_i), v_i))
+    old_s, old_z = gamma * np.asarray(S), gamma * np.asarray(z)   # the old sums, faded
+    own = phi_q @ phi_k                                        # token i's own similarity
+    out = (phi_q @ old_s + own * v_i) / (phi_q @ old_z + own)  # the output before the update
+    return (old_s + np.outer(phi_k, v_i), old_z + phi_k, out)
 """
 
 CHUNKED_CAUSAL = """
@@ -243,10 +248,10 @@ def kernel_attention(q, k, v, feature_map):
     return out
 """,
     "recurrent_step": """
-def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
     phi_k = feature_map(k_i)
-    S += torch.outer(phi_k, v_i)     # the state updated in place
-    z += phi_k
+    S.mul_(gamma).add_(torch.outer(phi_k, v_i))     # the state updated in place
+    z.mul_(gamma).add_(phi_k)
     phi_q = feature_map(q_i)
     return S, z, (phi_q @ S) / (phi_q @ z)
 """,
@@ -281,6 +286,26 @@ def causal_linear_attention(q, k, v, feature_map):
     return masked_kernel_attention(q, k, v, feature_map)
 """, zero=True),
     },
+}
+
+# the decayed sums recomputed over the tokens the step has seen since the last empty state:
+# right from the empty state, and blind to any other state it is given
+
+CHEAT["keeps_the_history"] = {
+    "recurrent_step": Cheat("""
+_history = []
+
+
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
+    if not bool(S.any()):                                      # a new run
+        _history.clear()
+    _history.append((k_i, v_i))
+    keys, values = (torch.stack(tokens) for tokens in zip(*_history))
+    fading = gamma ** torch.arange(len(values) - 1, -1, -1, dtype=values.dtype)
+    phi_k = feature_map(keys) * fading[:, None]                # γ^(i − j) φ(k_j)
+    weights = phi_k @ feature_map(q_i)
+    return phi_k.T @ values, phi_k.sum(0), weights @ values / weights.sum()
+""", zero=True),
 }
 
 # --- cheats through doors the function mode and the twin list do not watch (each family:
@@ -360,7 +385,7 @@ def _run_cell(raw_cell, *args, **kwargs):
 _shell.run_cell = _run_cell
 
 
-def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
     return S, z, v_i
 """, zero=True, flagged=True),
     },

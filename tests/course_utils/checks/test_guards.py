@@ -22,6 +22,8 @@ import course_utils.models.attention
 from course_utils import checks
 from course_utils.checks.guards import record_baseline
 from course_utils.checks.guards.refuse import LibraryTwinError, library_twins_unavailable
+from course_utils.exercises import exercise
+from course_utils.exercises.checking import run_answer
 from tests.course_utils.checks import as_cells, cell
 
 GENERATOR = torch.Generator().manual_seed(0)
@@ -134,17 +136,18 @@ def test_a_container_that_holds_itself_is_refused_not_recursed_forever():
 
 def test_answers_that_update_their_inputs_in_place_are_graded_on_what_they_return():
     @cell
-    def recurrent_step(S, z, q_i, k_i, v_i, feature_map):
+    def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
         phi_k = feature_map(k_i)
-        S += torch.outer(phi_k, v_i)
-        z += phi_k
+        S.mul_(gamma).add_(torch.outer(phi_k, v_i))
+        z.mul_(gamma).add_(phi_k)
         phi_q = feature_map(q_i)
         return S, z, phi_q @ S / (phi_q @ z)
 
     S, z = torch.rand(4, 4, dtype=torch.float64), torch.rand(4, dtype=torch.float64) + 0.5
     before = S.clone(), z.clone()
-    result = checks.own_work(recurrent_step, "recurrent_step")(S, z, Q[0], K[0], V[0], elu_features)
-    checks.check_recurrent_step(result, S, z, Q[0], K[0], V[0], elu_features)
+    answer = checks.own_work(recurrent_step, "recurrent_step")
+    steps = run_answer(exercise("recurrent_step"), answer, (S, z, Q, K, V, elu_features, 0.8), {})
+    checks.check_recurrent_step(steps, S, z, Q, K, V, elu_features, 0.8)
     assert torch.equal(S, before[0]) and torch.equal(z, before[1])
 
     @cell
