@@ -11,15 +11,23 @@ with the next one can only be right by having learnt the world: a guess of the r
 
 The words are the tokens (``WordTokenizer``): the vocabulary is small (about 60 words), a
 masked word is one token, and every guess is a whole word.
+
+``reading_questions`` makes a small reading task in the world's words: a passage of two or
+three sentences whose facts are drawn at random (not the world's ``FACTS``, so that what a
+model remembers of the world cannot answer), a question on one of them, and the position of
+its answer, one word of the passage. The questions need a few words the world's sentences
+never say (``QUESTION_WORDS``).
 """
 
 import random
+from dataclasses import dataclass
 
 import torch
 
 from course_utils.validation import integer, positive_int
 
-__all__ = ["FACTS", "WordTokenizer", "fill_mask_probes", "tiny_world_text", "world_sentences"]
+__all__ = ["FACTS", "QUESTION_WORDS", "Reading", "WordTokenizer", "fill_mask_probes",
+           "reading_questions", "tiny_world_text", "world_sentences"]
 
 PEOPLE = {  # person: (city, pet, favourite colour)
     "anna": ("paris", "cat", "red"), "ben": ("oslo", "dog", "blue"),
@@ -32,6 +40,13 @@ CARRIES = {"windy": "a kite", "snowy": "a scarf", "sunny": "a hat", "rainy": "an
 COLOURS = {"grass": "green", "sky": "blue", "snow": "white", "sun": "yellow",
            "night": "black", "tomato": "red"}
 FACTS = {"people": PEOPLE, "weather": WEATHER, "carries": CARRIES, "colours": COLOURS}
+QUESTION_WORDS = ("who", "where", "what", "does", "live", "have", "like", "?")
+# a fact about a person, by kind: its sentence (a template of the world), the question on
+# its value, the question on its person
+KINDS = (("{person} lives in {value} .", "where does {person} live ?", "who lives in {value} ?"),
+         ("{person} has a {value} .", "what does {person} have ?", "who has a {value} ?"),
+         ("{person} likes the colour {value} .", "what colour does {person} like ?",
+          "who likes the colour {value} ?"))
 
 
 def _sentences(person: str) -> list[str]:
@@ -89,6 +104,48 @@ def fill_mask_probes() -> dict[str, list[tuple[str, str]]]:
              CARRIES[WEATHER[PEOPLE[p][0]]].split()[1]) for p in people],
         "a thing's colour": [(f"the {t} is [MASK] .", c) for t, c in COLOURS.items()],
     }
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A question, its passage, and the answer: the word ``passage.split()[answer]``."""
+
+    question: str
+    passage: str
+    answer: int
+
+
+def reading_questions(n: int, seed: int = 0) -> list[Reading]:
+    """``n`` questions, each on a passage of two or three facts drawn at random, seeded.
+
+    Each sentence states a fact about another person in one of the world's templates: where
+    they live, their pet or their colour ("anna lives in oslo ."), a value drawn at random
+    and not repeated within the passage. The question asks, with equal odds, for the value
+    of one of the facts ("where does anna live ?") or for its person ("who lives in
+    oslo ?"); the answer is one word of the passage.
+    """
+    positive_int("n", n)
+    integer("seed", seed, minimum=0)
+    generator = random.Random(seed)
+    values = (sorted(WEATHER), sorted({pet for _, pet, _ in PEOPLE.values()}),
+              sorted({colour for _, _, colour in PEOPLE.values()}))
+    examples = []
+    for _ in range(n):
+        people = generator.sample(sorted(PEOPLE), generator.choice((2, 3)))
+        kinds = [generator.randrange(len(KINDS)) for _ in people]
+        drawn = [generator.sample(pool, len(people)) for pool in values]   # no value twice
+        facts = [(person, kind, drawn[kind][i])
+                 for i, (person, kind) in enumerate(zip(people, kinds, strict=True))]
+        sentences = [KINDS[kind][0].format(person=person, value=value)
+                     for person, kind, value in facts]
+        i = generator.randrange(len(facts))
+        person, kind, value = facts[i]
+        asks_person = generator.random() < 0.5
+        question = KINDS[kind][2 if asks_person else 1].format(person=person, value=value)
+        before = sum(len(sentence.split()) for sentence in sentences[:i])
+        answer = before + sentences[i].split().index(person if asks_person else value)
+        examples.append(Reading(question, " ".join(sentences), answer))
+    return examples
 
 
 class WordTokenizer:

@@ -44,3 +44,45 @@ def test_the_probes_are_world_sentences_with_their_word_masked():
             assert sentence.count("[MASK]") == 1
             assert sentence.replace("[MASK]", word) in true
     assert set(tiny_world_text(300).replace(" . ", " .\n").splitlines()) <= true
+
+
+def test_the_reading_questions_of_a_seed_worked_by_hand():
+    from course_utils.models.tiny_world import Reading, reading_questions
+
+    first = reading_questions(4, seed=0)
+    # grace(0) likes the colour purple .(5) anna(6) has a dog .(10) clara(11) has a rabbit(14)
+    assert first[0] == Reading("what does clara have ?", "grace likes the colour purple . anna "
+                               "has a dog . clara has a rabbit .", 14)
+    # emma(0) likes the colour red .(5) anna(6) lives in dublin(9) .
+    assert first[1] == Reading("where does anna live ?",
+                               "emma likes the colour red . anna lives in dublin .", 9)
+    # david(0) likes the colour blue .(5) felix(6) lives in cairo .: felix lives in cairo
+    assert first[3].question == "who lives in cairo ?" and first[3].answer == 6
+    assert reading_questions(4, seed=0) == first and reading_questions(4, seed=1) != first
+
+
+def test_every_reading_question_is_answered_by_its_fact_and_only_by_it():
+    from course_utils.models.tiny_world import QUESTION_WORDS, reading_questions
+
+    vocabulary = set(tiny_world_text(2000).split()) | set(QUESTION_WORDS)
+    people, true = FACTS["people"], set()
+    for x in reading_questions(300, seed=3):
+        words, asked = x.passage.split(), x.question.split()
+        assert set(words + asked) <= vocabulary and asked[-1] == "?"
+        sentences = [s.split() for s in x.passage.removesuffix(" .").split(" . ")]
+        assert len(sentences) in (2, 3) and words[-1] == "."
+        assert len({s[0] for s in sentences}) == len(sentences)          # one fact a person
+        assert len({s[-1] for s in sentences}) == len(sentences)        # no value twice
+        answer = words[x.answer]
+        if asked[0] == "who":                   # the person of the sentence with the value
+            assert answer in people and [answer, *asked[1:-1]] in [s[:len(asked) - 1]
+                                                                   for s in sentences]
+        else:                                   # the value of the person asked about
+            person = asked[-3]
+            sentence = next(s for s in sentences if s[0] == person)
+            assert sentence[-1] == answer
+            true.add(answer == people[person][{"where": 0, "what": 1}[asked[0]]
+                                               if asked[1] != "colour" else 2])
+    assert true == {True, False}            # the world's facts, and others: drawn at random
+    with pytest.raises(ValueError):
+        reading_questions(0)
