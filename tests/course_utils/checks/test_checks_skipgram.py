@@ -170,7 +170,7 @@ def test_window_loss_diagnoses_each_mistake():
         "averages", checks.check_window_loss, window_loss(W, ids, t, c, average=True), W, ids, t, c
     )
     fails(
-        "wraps around", checks.check_window_loss, window_loss(W, ids, t, c, wrap=True), W, ids, t, c
+        "window wraps around", checks.check_window_loss, window_loss(W, ids, t, c, wrap=True), W, ids, t, c
     )
     fails("sign is wrong", checks.check_window_loss, -window_loss(W, ids, t, c), W, ids, t, c)
     scores = W @ W[ids[t]]
@@ -234,11 +234,11 @@ def test_sgd_step_diagnoses_each_mistake():
         return loss, grad, W - lr * grad if new is None else new
 
     cases = {
-        "sign is flipped": step(-right),
-        "expected term is missing": step(no_expected),
-        "rows other than the center's are missing": step(as_center),
-        "center row's own part is missing": step(as_context),
-        "row a's two parts are not both there": step(overwritten),
+        "sign flipped": step(-right),
+        "without the log-sum-exp": step(no_expected),
+        "other than the center's differ": step(as_center),
+        "every score of the window that v_a enters": step(as_context),
+        "replaces what is there": step(overwritten),
         "averaged over the context words": step(right / 4),
         "uphill": step(right, W + lr * right),
         "learning rate is missing": step(right, W - right),
