@@ -284,8 +284,8 @@ def check_negative_sampling_loss(
 
     right = loss()
     mistakes = {
-        "the negatives have the wrong sign: they enter as log sigma(-u_k.v_a), pushing "
-        "their dot products down": loss(neg_sign=-1.0),
+        "the noise words' terms have the wrong sign: your loss rewards large dot products "
+        "with them; look at the probability of a 'no' in your derivation": loss(neg_sign=-1.0),
         "it sums over the batch; return the mean": loss(reduce="sum"),
         "the sign is wrong: the loss is MINUS the log-likelihood": -right,
         "the negative words are missing": bce(positive, torch.ones_like(positive)),

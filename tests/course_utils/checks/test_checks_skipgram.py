@@ -295,7 +295,7 @@ def test_negative_sampling_loss_accepts_loops_einsum_and_log_of_sigmoid():
 def test_negative_sampling_loss_diagnoses_each_mistake():
     v, u, un = negative_setup()
     fails("one number", checks.check_negative_sampling_loss, torch.zeros(6), v, u, un)
-    fails("wrong sign: they enter", checks.check_negative_sampling_loss,
+    fails("terms have the wrong sign", checks.check_negative_sampling_loss,
           negative_loss(v, u, un, neg_sign=-1.0), v, u, un)  # fmt: skip
     fails("sums over the batch", checks.check_negative_sampling_loss,
           negative_loss(v, u, un, total=True), v, u, un)  # fmt: skip
