@@ -170,7 +170,7 @@ def test_window_loss_diagnoses_each_mistake():
         "averages", checks.check_window_loss, window_loss(W, ids, t, c, average=True), W, ids, t, c
     )
     fails(
-        "window wraps around", checks.check_window_loss, window_loss(W, ids, t, c, wrap=True), W, ids, t, c
+        "wraps around", checks.check_window_loss, window_loss(W, ids, t, c, wrap=True), W, ids, t, c
     )
     fails("sign is wrong", checks.check_window_loss, -window_loss(W, ids, t, c), W, ids, t, c)
     scores = W @ W[ids[t]]
