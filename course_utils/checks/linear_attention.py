@@ -67,8 +67,7 @@ LINEAR_MISTAKES = {
     "kernel through its features, as the key does",
     "separation_breaks": "with your δ some query and key break ‖k_j − k*‖ ≤ δ ‖q_i − k*‖",
     "separation_not_smallest": "every pair holds with your δ, but also with a smaller one",
-    "not_causal": "you summed over ALL keys: causal attention keeps j ≤ i only (running sums "
-    "over the past)",
+    "not_causal": "you summed over ALL keys: causal attention keeps j ≤ i only",
     "strictly_causal": "you left out j = i: position i must also see itself (the diagonal "
     "stays), otherwise the first row is 0/0",
     "anti_causal": "you summed over the FUTURE j ≥ i (a reversed cumulative sum, or triu): "

@@ -179,8 +179,8 @@ def check_window_loss(actual, W, ids, t: int, c: int, name: str = "window_loss")
         "it includes j = 0, the center word predicting itself": _cross_entropy(
             W, a, torch.cat([context, ids[t : t + 1]])),
         "it averages over the context words; L_t is their sum": right / len(context),
-        "a negative index wraps around to the end of the text: look at what t + j < 0 picks "
-        "in Python": _cross_entropy(W, a, wrapped),
+        "near the start of the text your window wraps around to words from its end: look "
+        "at the positions your window takes when t - c < 0": _cross_entropy(W, a, wrapped),
         "the sign is wrong: the loss is MINUS the sum of log-probabilities": -right,
     }
     check_close(
@@ -229,17 +229,19 @@ def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_s
     overwritten = _autograd(W, a, context, as_center=False)
     overwritten[a] = _autograd(W, a, context, as_context=False)[a]
     mistakes = {
-        "the sign is flipped: dL_t/dW is expected minus observed, not observed minus "
-        "expected": -right,
-        "the expected term is missing: the softmax's denominator has a gradient too":
+        "your gradient is autograd's with the sign flipped: look at the sign of each term "
+        "of your two derivatives": -right,
+        "your gradient is what it would be without the log-sum-exp: look at what the "
+        "normaliser contributes to your derivatives":
             _autograd(W, a, context, normalised=False),
-        "rows other than the center's are missing: look at your derivative with respect to "
-        "the output vectors": _autograd(W, a, context, as_context=False),
-        "the center row's own part is missing: the center word's vector v_a is also in every "
-        "score v_a.v_i, so row a gets its part as the center too": _autograd(
+        "rows of your gradient other than the center's differ from autograd's: look at your "
+        "derivative with respect to the output vectors": _autograd(W, a, context,
+                                                                  as_context=False),
+        "row a, the center word's, differs from autograd's and every other row agrees: "
+        "look at every score of the window that v_a enters": _autograd(
             W, a, context, as_center=False),
-        "row a's two parts are not both there: with one matrix the center word's vector is "
-        "also an output vector (look at how row a gets its part as the center)": overwritten,
+        "row a, the center word's, differs from autograd's and every other row agrees: look "
+        "at whether anything your code writes into row a replaces what is there": overwritten,
         "it is averaged over the context words; L_t is their sum": right / len(context),
     }
     scale = 1e-4 * max(1.0, float(right.abs().max()))
@@ -282,8 +284,8 @@ def check_negative_sampling_loss(
 
     right = loss()
     mistakes = {
-        "the negatives have the wrong sign: they enter as log sigma(-u_k.v_a), pushing "
-        "their dot products down": loss(neg_sign=-1.0),
+        "the noise words' terms have the wrong sign: your loss rewards large dot products "
+        "with them; look at the probability of a 'no' in your derivation": loss(neg_sign=-1.0),
         "it sums over the batch; return the mean": loss(reduce="sum"),
         "the sign is wrong: the loss is MINUS the log-likelihood": -right,
         "the negative words are missing": bce(positive, torch.ones_like(positive)),

@@ -48,10 +48,10 @@ BLOCK_MISTAKES = {
     "given (row j sits at positions[j])",
     "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE rotates each pair "
     "(x_2i, x_2i+1) by the angle pos·ω_i instead (a multiplication, not a sum)",
-    "unbiased": "your σ² is not the spread of the d features themselves (section 2): look "
-    "at what your variance divides by",
-    "across_tokens": "you normalised each feature across the tokens: that is batch "
-    "normalisation; layer norm normalises each token over its own features",
+    "unbiased": "with γ of ones and β of zeros, your output for a token would not have "
+    "variance 1 over its features, as section 2 asks",
+    "across_tokens": "your output for a token depends on the other tokens of the input; "
+    "section 2 says it must not",
     "eps_outside": "you added eps to the standard deviation: check where ε sits in the "
     "formula of section 2",
     "no_eps": "you left out eps (see the formula of section 2)",
@@ -60,15 +60,15 @@ BLOCK_MISTAKES = {
     "gamma_beta_swapped": "γ and β are swapped: γ (the weight) multiplies, β (the bias) is added",
     "norm_order": "you computed the other arrangement of the layer norms: compare "
     "block.norm_first with the two arrangements of section 3",
-    "no_residual": "the residual connections are missing: look at section 3's equations",
+    "no_residual": "the residual connections are missing: look at section 3's description",
     "no_attention_residual": "the residual around the self-attention is missing (section 3)",
     "no_ff_residual": "the residual around the feed-forward layer is missing (section 3)",
     "no_activation": "the feed-forward layer has no activation (FF in section 3)",
     "no_causal": "with causal=True your block still lets token i see later tokens: pass "
     "causal on to the attention it is given",
     "unwanted_causal": "you applied a causal mask although causal=False",
-    "residual_from_norm": "each residual adds the normalised input, not the input itself: in "
-    "pre-LN the norm feeds only the sub-layer (your pre-LN equations of exercise 4)",
+    "residual_from_norm": "your pre-LN block normalises the residual stream it carries on: "
+    "compare with section 3's requirement and your equations of exercise 4, part 1",
     "gpt_no_positions": "your logits do not change when the positions do: the blocks cannot "
     "tell where a token is (decision 1 of exercise 6)",
     "gpt_scaled": "your token rows and position rows enter the blocks in another balance than "

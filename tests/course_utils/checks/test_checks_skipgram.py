@@ -234,11 +234,11 @@ def test_sgd_step_diagnoses_each_mistake():
         return loss, grad, W - lr * grad if new is None else new
 
     cases = {
-        "sign is flipped": step(-right),
-        "expected term is missing": step(no_expected),
-        "rows other than the center's are missing": step(as_center),
-        "center row's own part is missing": step(as_context),
-        "row a's two parts are not both there": step(overwritten),
+        "sign flipped": step(-right),
+        "without the log-sum-exp": step(no_expected),
+        "other than the center's differ": step(as_center),
+        "every score of the window that v_a enters": step(as_context),
+        "replaces what is there": step(overwritten),
         "averaged over the context words": step(right / 4),
         "uphill": step(right, W + lr * right),
         "learning rate is missing": step(right, W - right),
@@ -295,7 +295,7 @@ def test_negative_sampling_loss_accepts_loops_einsum_and_log_of_sigmoid():
 def test_negative_sampling_loss_diagnoses_each_mistake():
     v, u, un = negative_setup()
     fails("one number", checks.check_negative_sampling_loss, torch.zeros(6), v, u, un)
-    fails("wrong sign: they enter", checks.check_negative_sampling_loss,
+    fails("terms have the wrong sign", checks.check_negative_sampling_loss,
           negative_loss(v, u, un, neg_sign=-1.0), v, u, un)  # fmt: skip
     fails("sums over the batch", checks.check_negative_sampling_loss,
           negative_loss(v, u, un, total=True), v, u, un)  # fmt: skip

@@ -232,6 +232,15 @@ def test_layer_norm_mistakes_are_named(wrong, key):
         checks.check_layer_norm(wrong, X, GAMMA, BETA)
 
 
+@pytest.mark.parametrize("key", ["unbiased", "across_tokens"])
+def test_the_bug_hunts_mistakes_are_told_by_their_symptoms(key):
+    """The two bugs of slide_layer_norm are exercise 3's written part: their messages say
+    what the output shows, never the axis, the divisor or batch norm."""
+    message = BLOCK_MISTAKES[key].lower()
+    for word in ("axis", "dim", "divide", "count", "batch", "unbiased", "across"):
+        assert word not in message, (key, word)
+
+
 # -- one block -------------------------------------------------------------------------------
 
 
