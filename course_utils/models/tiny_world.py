@@ -13,10 +13,10 @@ The words are the tokens (``WordTokenizer``): the vocabulary is small (about 60 
 masked word is one token, and every guess is a whole word.
 
 ``reading_questions`` makes a small reading task in the world's words: a passage of two or
-three sentences whose facts are drawn at random (not the world's ``FACTS``, so that what a
-model remembers of the world cannot answer), a question on one of them, and the position of
-its answer, one word of the passage. The questions need a few words the world's sentences
-never say (``QUESTION_WORDS``).
+three sentences, each a fact of another kind, drawn at random (not the world's ``FACTS``, so
+that what a model remembers of the world cannot answer), a question on one of them, and the
+position of its answer, one word of the passage. The questions need a few words the world's
+sentences never say (``QUESTION_WORDS``).
 """
 
 import random
@@ -115,24 +115,31 @@ class Reading:
     answer: int
 
 
-def reading_questions(n: int, seed: int = 0) -> list[Reading]:
+def reading_questions(n: int, seed: int = 0, one_kind: bool = False) -> list[Reading]:
     """``n`` questions, each on a passage of two or three facts drawn at random, seeded.
 
-    Each sentence states a fact about another person in one of the world's templates: where
-    they live, their pet or their colour ("anna lives in oslo ."), a value drawn at random
-    and not repeated within the passage. The question asks, with equal odds, for the value
-    of one of the facts ("where does anna live ?") or for its person ("who lives in
-    oslo ?"); the answer is one word of the passage.
+    Each sentence states a fact of another kind about another person, in one of the world's
+    templates: where they live, their pet or their colour ("anna lives in oslo ."), its
+    value drawn at random. The question asks, with equal odds, for the value of one of the
+    facts ("where does anna live ?") or for its person ("who lives in oslo ?"); the answer
+    is one word of the passage. A passage states each kind of fact at most once, so the
+    question's verb (*live*, *have*, *like*) points to one sentence, which a reader has to
+    find (its verb is *lives*, *has*, *likes*, other words) before it picks the word asked.
+    With ``one_kind=True`` every sentence of a passage states the same kind of fact (no value
+    twice), and only the person or the value named in the question points to its sentence.
     """
     positive_int("n", n)
     integer("seed", seed, minimum=0)
+    if not isinstance(one_kind, bool):
+        raise TypeError(f"one_kind must be True or False; got {one_kind!r}")
     generator = random.Random(seed)
     values = (sorted(WEATHER), sorted({pet for _, pet, _ in PEOPLE.values()}),
               sorted({colour for _, _, colour in PEOPLE.values()}))
     examples = []
     for _ in range(n):
         people = generator.sample(sorted(PEOPLE), generator.choice((2, 3)))
-        kinds = [generator.randrange(len(KINDS)) for _ in people]
+        kinds = ([generator.randrange(len(KINDS))] * len(people) if one_kind
+                 else generator.sample(range(len(KINDS)), len(people)))   # each kind once
         drawn = [generator.sample(pool, len(people)) for pool in values]   # no value twice
         facts = [(person, kind, drawn[kind][i])
                  for i, (person, kind) in enumerate(zip(people, kinds, strict=True))]

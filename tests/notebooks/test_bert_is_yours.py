@@ -1,7 +1,7 @@
-"""The tiny BERT and the tiny GPT that notebook 09 trains are built from the notebook's own
-answer cell.
+"""The tiny BERT, the tiny GPT and the reader that notebook 09 trains are built from the
+notebook's own answer cell.
 
-The solution's code cells run, in quick mode, up to the cell that trains the tiny GPT (test
+The solution's code cells run, in quick mode, up to the cell that fine-tunes the reader (test
 cells left out: they grade, they build nothing), in one namespace. Then each trained model's
 class must be the notebook's own, its forward pass must be the notebook's ``encoder_logits``
 (the GPT's on a view whose blocks are causal) and agree with PyTorch's own encoder layers
@@ -9,7 +9,8 @@ holding the same weights (the oracle here, which students do not receive; with t
 mask for the GPT), and training again with a broken ``encoder_logits`` must give other
 losses, where training again with the answer as it is gives the same: what the student
 writes is what trains. A causal ``encoder_logits`` trains another BERT but the same GPT: the
-GPT makes every block causal whatever the answer passes.
+GPT makes every block causal whatever the answer passes. The reader is the tiny BERT, a
+row of E more for each question word, and fine-tuning it runs the answer too.
 """
 
 import copy
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.notebook
 ASSIGNMENT = "09_bert_and_gpt"
 BERT_CELLS = ("bert-build", "bert-measure", "bert-train")   # the model, its first loss, training
 GPT_CELLS = ("gpt-build", "gpt-train")                      # the GPT, its training and samples
+READER_CELLS = ("cell-022",)                  # the tiny BERT fine-tuned with a span head, read
 
 
 def encoder_with(block="block(h, causal=False)", lift="math.sqrt(E.shape[1])"):
@@ -44,9 +46,9 @@ CAUSAL = encoder_with("block(h, causal=True)")
 
 @pytest.fixture(scope="module")
 def namespace():
-    """The notebook's globals after its cells up to and including the tiny GPT's training,
-    and the sources of the cells that build and train the two models."""
-    return run_until(ASSIGNMENT, BERT_CELLS + GPT_CELLS)
+    """The notebook's globals after its cells up to and including the reader's fine-tuning,
+    and the sources of the cells that build and train the three models."""
+    return run_until(ASSIGNMENT, BERT_CELLS + GPT_CELLS + READER_CELLS)
 
 
 def trained_again(ns, build, cells, losses, answer=None):
@@ -109,3 +111,14 @@ def test_the_gpt_trains_the_answer_with_every_block_causal(namespace):
     no_lift = trained_again(ns, build, GPT_CELLS, "gpt_losses", encoder_with(lift="1.0"))
     assert no_lift != trained
     assert no_lift[0] == pytest.approx(trained[0], abs=0.5)   # same start, other model
+
+
+def test_the_reader_is_the_tiny_bert_fine_tuned_through_the_answer(namespace):
+    ns, build = namespace
+    reader, words = ns["reader"], ns["words"]
+    assert type(reader) is ns["YourBERT"]
+    assert reader.token_embedding.num_embeddings == words.n_vocab + 1 + len(ns["QUESTION_WORDS"])
+    trained = ns["span_losses"]
+    assert trained_again(ns, build, READER_CELLS, "span_losses") == trained  # it repeats exactly
+    broken = trained_again(ns, build, READER_CELLS, "span_losses", CAUSAL)
+    assert broken != trained

@@ -68,8 +68,6 @@ ARGUMENTS: dict[str, dict | tuple] = {
     "course_utils.models.transformer.DecoderBlock": _BLOCK,
     "course_utils.models.gpt.TinyGPT": {"config": _TINY_GPT},
     "course_utils.models.tiny_world.WordTokenizer": {"text": "the cat sat on the mat"},
-    "course_utils.models.span_qa.SpanQA": {
-        "encoder": made_by("course_utils.models.minilm.MiniLMEncoder")},
     "course_utils.student.OwnNumbers": {"purpose": "probe", "student": None},
     "course_utils.words.word_eval.WordVectors": {
         "words": ("king", "queen"), "vectors": made_by("torch.eye", n=2)},

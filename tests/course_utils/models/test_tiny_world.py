@@ -50,29 +50,32 @@ def test_the_reading_questions_of_a_seed_worked_by_hand():
     from course_utils.models.tiny_world import Reading, reading_questions
 
     first = reading_questions(4, seed=0)
-    # grace(0) likes the colour purple .(5) anna(6) has a dog .(10) clara(11) has a rabbit(14)
-    assert first[0] == Reading("what does clara have ?", "grace likes the colour purple . anna "
-                               "has a dog . clara has a rabbit .", 14)
+    # grace(0) likes the colour purple .(5) anna(6) has a dog .(10) clara(11) lives in paris(14)
+    assert first[0] == Reading("where does clara live ?", "grace likes the colour purple . anna "
+                               "has a dog . clara lives in paris .", 14)
     # emma(0) likes the colour red .(5) anna(6) lives in dublin(9) .
     assert first[1] == Reading("where does anna live ?",
                                "emma likes the colour red . anna lives in dublin .", 9)
-    # david(0) likes the colour blue .(5) felix(6) lives in cairo .: felix lives in cairo
+    # david(0) likes the colour blue .(5) felix(6) lives in cairo . clara has a cat .
     assert first[3].question == "who lives in cairo ?" and first[3].answer == 6
     assert reading_questions(4, seed=0) == first and reading_questions(4, seed=1) != first
 
 
-def test_every_reading_question_is_answered_by_its_fact_and_only_by_it():
+@pytest.mark.parametrize("one_kind", [False, True])
+def test_every_reading_question_is_answered_by_its_fact_and_only_by_it(one_kind):
     from course_utils.models.tiny_world import QUESTION_WORDS, reading_questions
 
     vocabulary = set(tiny_world_text(2000).split()) | set(QUESTION_WORDS)
     people, true = FACTS["people"], set()
-    for x in reading_questions(300, seed=3):
+    for x in reading_questions(300, seed=3, one_kind=one_kind):
         words, asked = x.passage.split(), x.question.split()
         assert set(words + asked) <= vocabulary and asked[-1] == "?"
         sentences = [s.split() for s in x.passage.removesuffix(" .").split(" . ")]
         assert len(sentences) in (2, 3) and words[-1] == "."
         assert len({s[0] for s in sentences}) == len(sentences)          # one fact a person
         assert len({s[-1] for s in sentences}) == len(sentences)        # no value twice
+        kinds = {s[1] for s in sentences}                                # lives, has, likes
+        assert len(kinds) == (1 if one_kind else len(sentences))
         answer = words[x.answer]
         if asked[0] == "who":                   # the person of the sentence with the value
             assert answer in people and [answer, *asked[1:-1]] in [s[:len(asked) - 1]
@@ -86,3 +89,5 @@ def test_every_reading_question_is_answered_by_its_fact_and_only_by_it():
     assert true == {True, False}            # the world's facts, and others: drawn at random
     with pytest.raises(ValueError):
         reading_questions(0)
+    with pytest.raises(TypeError):
+        reading_questions(3, one_kind="yes")
