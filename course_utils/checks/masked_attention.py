@@ -58,8 +58,8 @@ MASK_MISTAKES = {
     "no_causal": "with causal=True your mask still lets a query see later keys: look at what "
     "section 4's mask keeps",
     "unwanted_causal_mask": "you applied the causal mask although causal=False",
-    "diagonal_masked": "you masked the diagonal as well: query i lost key i (section 4's "
-    "erratum shows what that does to row 1)",
+    "diagonal_masked": "you masked the diagonal as well: query i lost key i (notebook 04's "
+    "written question shows what that does to row 1)",
     "no_query_axis": "your mask has no query axis: the shape asked for is (batch, n, n), one "
     "row per query",
     "heads_interleaved": "your head r holds columns spread over the whole row (r, r + h, "
