@@ -243,7 +243,8 @@ def attention(causal=False, in_bias=True, out_bias=True, width=False, heads=None
         q, k, v = (t.reshape(b, n, h, d_h).transpose(1, 2) for t in (q, k, v))
     else:  # head r reads the columns r, r + h, …
         q, k, v = (t.reshape(b, n, d_h, h).permute(0, 3, 1, 2) for t in (q, k, v))
-    q, k, v = (turned(t, start) if name in turn else t for name, t in zip("qkv", (q, k, v)))
+    q, k, v = (turned(t, start) if name in turn else t
+               for name, t in zip("qkv", (q, k, v), strict=True))
     s = q @ k.transpose(-2, -1) / math.sqrt(d if width else d_h)
     if causal:
         blocked = {"triu": torch.ones(n, n).triu(1), "diagonal": torch.ones(n, n).triu(0),
