@@ -41,7 +41,8 @@ EXERCISES = (
     Exercise("my_attention", NOTEBOOK, points=2, check="check_attention_layer",
              allowance=Allowance(says=DEFAULT.says + ", the rotation it is given, and the "
                                                      "layer's output projection (out_proj)",
-                                 torch_ops=ELEMENTARY | {"linear"}),
+                                 # the course's rotation marks its table constant
+                                 torch_ops=ELEMENTARY | {"linear", "requires_grad.__set__"}),
              twins=MULTI_HEAD_TWINS + ("notebook.pytorch_attention",
                                        "course_utils.checks.masked_attention._rotary_layer"),
              torch_twins=ATTENTION),
