@@ -278,8 +278,8 @@ def _rotary_layer(h, w_in, b_in, w_out, b_out, heads, blocked=None, turned="qk")
     layout), each head's queries and keys turned to the positions 0 … n − 1 by Hugging Face
     GPT-J's rotation: float64, from plain data. ``blocked`` (n, n): True where query i may not
     see key j. For a mistake, ``turned`` names what turns instead of "qk": "q", "k", "qkv",
-    "" (nothing), "x" (the input, before the projections) or "whole" (the queries and keys
-    at the full width d, before the split into heads)."""
+    "qkV" (the values too, at the full width d), "" (nothing), "x" (the input, before the
+    projections) or "whole" (the queries and keys at the full width, before the split)."""
     h, w_in, b_in, w_out, b_out = (t.double() for t in (h, w_in, b_in, w_out, b_out))
     n, d = h.shape[-2:]
 
@@ -290,6 +290,8 @@ def _rotary_layer(h, w_in, b_in, w_out, b_out, heads, blocked=None, turned="qk")
     q, k, v = F.linear(turn(h) if turned == "x" else h, w_in, b_in).split(d, dim=-1)
     if turned == "whole":
         q, k = turn(q), turn(k)
+    if "V" in turned:
+        v = turn(v)
     q, k, v = (t.reshape(*t.shape[:-1], heads, d // heads).transpose(-3, -2) for t in (q, k, v))
     q, k, v = (turn(t) if name in turned and turned not in ("x", "whole") else t
                for name, t in zip("qkv", (q, k, v), strict=True))
@@ -323,7 +325,8 @@ def check_attention_layer(actual, h, self_attn, rotate, causal: bool = False,
     expected, got = layer(), as_tensor(actual, name)
     if got.shape == expected.shape and not torch.allclose(got, expected, atol=atol):
         for turned, key in (("x", "layer_absolute"), ("q", "layer_absolute"),
-                            ("k", "layer_absolute"), ("whole", "layer_turned_whole")):
+                            ("k", "layer_absolute"), ("whole", "layer_turned_whole"),
+                            ("qkV", "layer_values_turned")):
             if torch.allclose(got, layer(turned=turned), atol=atol):
                 raise AssertionError(f"{name} is not right: {MASK_MISTAKES[key]}.")
     concat = layer(w_out=torch.eye(d, dtype=h.dtype), b_out=torch.zeros_like(b_out))  # the heads

@@ -315,7 +315,8 @@ def test_a_rotation_of_the_input_or_of_whole_rows_is_named():
     parameters = (LAYER.in_proj_weight, LAYER.in_proj_bias, LAYER.out_proj.weight,
                   LAYER.out_proj.bias, LAYER.num_heads)
     with torch.no_grad():
-        for how, key in (("x", "layer_absolute"), ("whole", "layer_turned_whole")):
+        for how, key in (("x", "layer_absolute"), ("whole", "layer_turned_whole"),
+                         ("qkV", "layer_values_turned")):
             with raises(key):
                 checks.check_attention_layer(_rotary_layer(XL, *parameters, turned=how), XL, LAYER,
                                              None)
