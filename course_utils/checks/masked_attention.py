@@ -6,8 +6,10 @@ its weights, ``course_utils.models.attention.attention_weights``), a padding mas
 ``pad_sequence`` (the positions it fills) and ``nn.Transformer``'s causal mask, the heads
 from their stated property (head r holds the columns r·d_h … (r + 1)·d_h − 1), and
 multi-head attention from ``nn.MultiheadAttention`` loaded with the answer's matrices, and
-notebook 06's ``my_attention`` (the same with biases) from that layer holding the weights
-and biases of the one it is given.
+notebook 06's ``my_attention`` (the same with biases, each head's queries and keys turned to
+their positions) from plain float64 data: the layer's projections, Hugging Face GPT-J's
+rotation with DistilBERT's sines and cosines (``checks.transformer_blocks``), PyTorch's
+scaled dot-product attention.
 Each named mistake is the same oracle on transformed inputs (another scale, source,
 length, mask, number of heads, W_O = I, no biases, heads read in another order) or a
 transformation of its output.
@@ -24,6 +26,7 @@ from course_utils.models.attention import attention_weights
 
 from .core import QUERY_AXIS, as_tensor, check_close
 from .guards import checked_plainly
+from .transformer_blocks import _rotated, _sinusoids
 
 __all__ = [
     "MASK_MISTAKES",
@@ -75,7 +78,19 @@ MASK_MISTAKES = {
     "of the concatenated heads",
     "one_head": "your answer attends once over all d features: look at how many heads the "
     "exercise asks for, and their size",
-    # notebook 06's my_attention: 05's multi-head attention with the layer's biases
+    # notebook 06's my_attention: 05's multi-head attention with the layer's biases, each
+    # head's queries and keys turned to their positions
+    "layer_no_rotation": "your outputs do not depend on where the tokens sit: shuffle the "
+    "tokens of a sentence and your outputs are only shuffled, as notebook 05's were, so the "
+    "GPT of section 5 would have no positions",
+    "layer_values_turned": "your outputs change when the values are rotated: they match a "
+    "layer whose values turn with their positions as well, where exercise 2's requirement "
+    "concerns the scores alone",
+    "layer_absolute": "your scores depend on the absolute positions of the query and the key, "
+    "not only on their offset m − n: exercise 2's requirement fails for the vectors your "
+    "layer scores",
+    "layer_turned_whole": "your features turn at the frequencies of a d-wide row, but the "
+    "vectors that a head scores are d_h wide (exercise 2's ω_i depends on that width)",
     "layer_no_biases": "none of the layer's biases reaches your output: look at what the "
     "attention layer holds besides its weight matrices",
     "layer_no_in_bias": "your queries, keys and values miss their biases (in_proj_bias)",
@@ -258,25 +273,62 @@ def _blocked(n: int, diagonal: int = 1, upper: bool = True) -> torch.Tensor:
     return everywhere.triu(diagonal) if upper else everywhere.tril(-diagonal)
 
 
+def _rotary_layer(h, w_in, b_in, w_out, b_out, heads, blocked=None, turned="qk"):
+    """The self-attention of h (batch, n, d) by a layer holding these parameters (PyTorch's
+    layout), each head's queries and keys turned to the positions 0 … n − 1 by Hugging Face
+    GPT-J's rotation: float64, from plain data. ``blocked`` (n, n): True where query i may not
+    see key j. For a mistake, ``turned`` names what turns instead of "qk": "q", "k", "qkv",
+    "qkV" (the values too, at the full width d), "" (nothing), "x" (the input, before the
+    projections) or "whole" (the queries and keys at the full width, before the split)."""
+    h, w_in, b_in, w_out, b_out = (t.double() for t in (h, w_in, b_in, w_out, b_out))
+    n, d = h.shape[-2:]
+
+    def turn(t):                                       # (..., n, width): row j to position j
+        table = _sinusoids(n, t.shape[-1])
+        return _rotated(t, table[:, 0::2], table[:, 1::2])
+
+    q, k, v = F.linear(turn(h) if turned == "x" else h, w_in, b_in).split(d, dim=-1)
+    if turned == "whole":
+        q, k = turn(q), turn(k)
+    if "V" in turned:
+        v = turn(v)
+    q, k, v = (t.reshape(*t.shape[:-1], heads, d // heads).transpose(-3, -2) for t in (q, k, v))
+    q, k, v = (turn(t) if name in turned and turned not in ("x", "whole") else t
+               for name, t in zip("qkv", (q, k, v), strict=True))
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=None if blocked is None else ~blocked)
+    return F.linear(out.transpose(-3, -2).reshape(h.shape), w_out, b_out)
+
+
 @checked_plainly
-def check_attention_layer(actual, h, self_attn, causal: bool = False, name="my_attention",
-                          atol=1e-4) -> None:
-    """Fail unless ``actual`` is the multi-head self-attention of h (batch, n, d) with the
-    weights and biases of the attention layer ``self_attn`` (``in_proj_weight``,
-    ``in_proj_bias``, ``num_heads``, ``out_proj``): PyTorch's ``nn.MultiheadAttention``
-    holding them; ``causal`` keeps j ≤ i only."""
+def check_attention_layer(actual, h, self_attn, rotate, causal: bool = False,
+                          name="my_attention", atol=1e-4) -> None:
+    """Fail unless ``actual`` is the rotary multi-head self-attention of h (batch, n, d)
+    with the weights and biases of the attention layer ``self_attn`` (``in_proj_weight``,
+    ``in_proj_bias``, ``num_heads``, ``out_proj``): each head's queries and keys turned to
+    their positions, by :func:`_rotary_layer`; ``causal`` keeps j ≤ i only. ``rotate``, the
+    right rotation the test handed the answer, is not the oracle's."""
     h = as_tensor(h, "h")
     n, d = h.shape[-2:]
     heads = self_attn.num_heads
     w_in, b_in, w_out, b_out = (as_tensor(p, label) for p, label in (
         (self_attn.in_proj_weight, "in_proj_weight"), (self_attn.in_proj_bias, "in_proj_bias"),
         (self_attn.out_proj.weight, "out_proj.weight"), (self_attn.out_proj.bias, "out_proj.bias")))
+    if (d // heads) % 2:
+        raise ValueError(f"each head must have an even number of features (pairs turn); got "
+                         f"d = {d} and {heads} heads")
     mask = _blocked(n) if causal else None
 
-    def layer(w_in=w_in, b_in=b_in, w_out=w_out, b_out=b_out, heads=heads, mask=mask):
-        return _pytorch_layer(h, w_in, b_in, w_out, b_out, heads, mask)
+    def layer(w_in=w_in, b_in=b_in, w_out=w_out, b_out=b_out, heads=heads, mask=mask,
+              turned="qk"):
+        return _rotary_layer(h, w_in, b_in, w_out, b_out, heads, mask, turned)
 
-    expected = layer()
+    expected, got = layer(), as_tensor(actual, name)
+    if got.shape == expected.shape and not torch.allclose(got, expected, atol=atol):
+        for turned, key in (("x", "layer_absolute"), ("q", "layer_absolute"),
+                            ("k", "layer_absolute"), ("whole", "layer_turned_whole"),
+                            ("qkV", "layer_values_turned")):
+            if torch.allclose(got, layer(turned=turned), atol=atol):
+                raise AssertionError(f"{name} is not right: {MASK_MISTAKES[key]}.")
     concat = layer(w_out=torch.eye(d, dtype=h.dtype), b_out=torch.zeros_like(b_out))  # the heads
     mistakes = {
         MASK_MISTAKES["layer_no_biases"]: layer(b_in=torch.zeros_like(b_in),
@@ -284,6 +336,8 @@ def check_attention_layer(actual, h, self_attn, causal: bool = False, name="my_a
         MASK_MISTAKES["layer_no_in_bias"]: layer(b_in=torch.zeros_like(b_in)),
         MASK_MISTAKES["layer_no_out_bias"]: layer(b_out=torch.zeros_like(b_out)),
         MASK_MISTAKES["layer_no_output_projection"]: concat,
+        MASK_MISTAKES["layer_no_rotation"]: layer(turned=""),
+        MASK_MISTAKES["layer_values_turned"]: layer(turned="qkv"),
         MASK_MISTAKES["layer_no_causal" if causal else "unwanted_causal_mask"]:
             layer(mask=None if causal else _blocked(n)),
     }
@@ -291,7 +345,7 @@ def check_attention_layer(actual, h, self_attn, causal: bool = False, name="my_a
         mistakes[MASK_MISTAKES["layer_mask_transposed"]] = layer(mask=_blocked(n, upper=False))
         # token 1 sees no key at all: its row depends on how the answer masks (NaN, a mean),
         # the later rows do not
-        got, without_self = as_tensor(actual, name), layer(mask=_blocked(n, 0))
+        without_self = layer(mask=_blocked(n, 0))
         if (got.shape == expected.shape and not torch.allclose(got, expected, atol=atol)
                 and torch.allclose(got[..., 1:, :], without_self[..., 1:, :], atol=atol)):
             raise AssertionError(f"{name} is not right: {MASK_MISTAKES['layer_diagonal_masked']}.")

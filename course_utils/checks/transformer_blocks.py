@@ -39,15 +39,15 @@ BLOCK_MISTAKES = {
     "rope_halves": "you paired feature i with feature i + d/2 (the 'rotate_half' layout of "
     "GPT-NeoX and Hugging Face's LLaMA); this exercise pairs neighbours: (x_2i, x_2i+1) turn "
     "together",
-    "rope_minus": "you turned each pair clockwise, by −pos·ω_i: exercise 2 turns it "
-    "counterclockwise, from the x_2i axis towards the x_2i+1 axis; check the signs of your sines",
+    "rope_minus": "you turned each pair clockwise: exercise 2 turns it counterclockwise, "
+    "from the x_2i axis towards the x_2i+1 axis; check the signs of your sines",
     "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
     "of section 1's ω_i, which exercise 2 reuses",
     "rope_times": "your angles grow with the pair index: section 1's ω_i is at most 1",
     "rope_arange": "you rotated row j by the angle of position j; use the positions you are "
     "given (row j sits at positions[j])",
-    "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE rotates each pair "
-    "(x_2i, x_2i+1) by the angle pos·ω_i instead (a multiplication, not a sum)",
+    "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE turns each pair "
+    "(x_2i, x_2i+1) instead (a multiplication, not a sum)",
     "unbiased": "with γ of ones and β of zeros, your output for a token would not have "
     "variance 1 over its features, as section 2 asks",
     "across_tokens": "your output for a token depends on the other tokens of the input; "

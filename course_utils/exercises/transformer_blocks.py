@@ -22,7 +22,7 @@ EXERCISES = (
                     "course_utils.checks.transformer_blocks._sinusoids",
                     "transformers.models.distilbert.modeling_distilbert.create_sinusoidal_embeddings",
                     "transformers.models.distilbert.modeling_distilbert._create_sinusoidal_embeddings")),
-    Exercise("rope", NOTEBOOK, points=3, check="check_rope_answer",
+    Exercise("rope", NOTEBOOK, points=2, check="check_rope_answer",
              twins=("course_utils.models.transformer.rotary_embedding",
                     "course_utils.checks.transformer_blocks._rotated",
                     "transformers.models.gptj.modeling_gptj.apply_rotary_pos_emb",
@@ -35,13 +35,16 @@ EXERCISES = (
              twins=("torch.nn.functional.layer_norm",
                     "torch.nn.LayerNorm.forward"),
              torch_twins=NORMALISATIONS),
-    # notebook 05's multi-head attention with the layer's biases, on the layer's weights: the
-    # layer's own output projection may run (a linear layer), not the layer itself
-    Exercise("my_attention", NOTEBOOK, points=1, check="check_attention_layer",
-             allowance=Allowance(says=DEFAULT.says + ", and the layer's output projection "
-                                                     "(out_proj)",
-                                 torch_ops=ELEMENTARY | {"linear"}),
-             twins=MULTI_HEAD_TWINS + ("notebook.pytorch_attention",),
+    # notebook 05's multi-head attention with the layer's biases, each head's queries and keys
+    # turned by the rotation the test hands it (a right one): the layer's own output
+    # projection may run (a linear layer), not the layer itself
+    Exercise("my_attention", NOTEBOOK, points=2, check="check_attention_layer",
+             allowance=Allowance(says=DEFAULT.says + ", the rotation it is given, and the "
+                                                     "layer's output projection (out_proj)",
+                                 # the course's rotation marks its table constant
+                                 torch_ops=ELEMENTARY | {"linear", "requires_grad.__set__"}),
+             twins=MULTI_HEAD_TWINS + ("notebook.pytorch_attention",
+                                       "course_utils.checks.masked_attention._rotary_layer"),
              torch_twins=ATTENTION),
     # the given block's parts arranged around the attention the test hands it (a right one:
     # PyTorch's, whose ops it may run); not the block's or PyTorch's whole layer

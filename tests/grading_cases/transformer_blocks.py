@@ -99,15 +99,19 @@ def gpt_logits(ids, model, run_block):
 
 def attention_with(qkv="h @ self_attn.in_proj_weight.T + self_attn.in_proj_bias",
                    scale="math.sqrt(d_h)", mask="torch.ones(n, n, dtype=torch.bool).triu(1)",
-                   out="@ self_attn.out_proj.weight.T + self_attn.out_proj.bias"):
-    """A my_attention answer (05's multi-head attention with the biases) with one part
-    swapped for a mistake."""
+                   out="@ self_attn.out_proj.weight.T + self_attn.out_proj.bias",
+                   turned="q, k = rotate(q, at), rotate(k, at)", before=""):
+    """A my_attention answer (05's multi-head attention with the biases, each head's queries
+    and keys turned) with one part swapped for a mistake (``before``: a line run on h first)."""
     return f"""
-def my_attention(h, self_attn, causal=False):
+def my_attention(h, self_attn, rotate, causal=False):
     batch, n, d = h.shape
     d_h = d // self_attn.num_heads
+    at = torch.arange(n)
+    {before}
     q, k, v = [t.reshape(batch, n, self_attn.num_heads, d_h).transpose(1, 2)
                for t in ({qkv}).split(d, dim=-1)]
+    {turned}
     s = q @ k.transpose(-2, -1) / {scale}
     if causal:
         s = s.masked_fill({mask}, float("-inf"))
@@ -275,15 +279,16 @@ def is_causal(f, x):
 """
 
 LOOP_ATTENTION = """
-def my_attention(h, self_attn, causal=False):
+def my_attention(h, self_attn, rotate, causal=False):
     batch, n, d = h.shape
     d_h = d // self_attn.num_heads
     W, b = self_attn.in_proj_weight, self_attn.in_proj_bias
+    at = torch.arange(1, n + 1)                          # positions from 1: only offsets count
     heads = []
     for r in range(self_attn.num_heads):                 # one head at a time
         q, k, v = (h @ W[c + r * d_h:c + (r + 1) * d_h].T + b[c + r * d_h:c + (r + 1) * d_h]
                    for c in (0, d, 2 * d))
-        s = q @ k.transpose(-2, -1) / math.sqrt(d_h)
+        s = rotate(q, at) @ rotate(k, at).transpose(-2, -1) / math.sqrt(d_h)
         if causal:
             s = s + torch.full((n, n), float("-inf")).triu(1)
         heads.append(torch.softmax(s, dim=-1) @ v)
@@ -638,14 +643,32 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 """,
 }
 
-# --- my_attention (exercise 4, part 2): notebook 05's attention with the biases; a slip in it
-# costs its own point only (the block's tests hand the block PyTorch's attention) -------------
+# --- my_attention (exercise 4, part 2): notebook 05's attention with the biases and the rotation
+# it is given; a slip in it costs its own points only (the block's tests hand the block
+# PyTorch's attention, its own tests hand it a right rotation) -------------
 
 WRONG.update({
     # 05's function pasted as it was
     "attention_without_biases": {
         "my_attention": attention_with(qkv="h @ self_attn.in_proj_weight.T",
                                        out="@ self_attn.out_proj.weight.T"),
+    },
+    # with its biases, and no rotation: a layer without positions
+    "attention_without_rotation": {"my_attention": attention_with(turned="")},
+    # the values turned too
+    "attention_turns_the_values": {
+        "my_attention": attention_with(turned="q, k, v = (rotate(t, at) for t in (q, k, v))"),
+    },
+    # the input turned before the projections, as section 1 adds PE: absolute positions
+    "attention_turns_the_input": {
+        "my_attention": attention_with(turned="", before="h = rotate(h, at)"),
+    },
+    # the queries and keys turned at the full width d, before the heads are split
+    "attention_turns_whole_rows": {
+        "my_attention": attention_with(
+            qkv="torch.cat([rotate(t, at) if i < 2 else t for i, t in enumerate("
+                "(h @ self_attn.in_proj_weight.T + self_attn.in_proj_bias).split(d, dim=-1))], "
+                "dim=-1)", turned=""),
     },
     "attention_scaled_by_the_width": {"my_attention": attention_with(scale="math.sqrt(d)")},
     # the mask on the other side of the diagonal: token i sees the tokens after it
@@ -656,12 +679,13 @@ WRONG.update({
 
 CORRECT["einsum_attention"] = {
     "my_attention": """
-def my_attention(h, self_attn, causal=False):
+def my_attention(h, self_attn, rotate, causal=False):
     batch, n, d = h.shape
     heads = self_attn.num_heads
     d_h = d // heads
     qkv = torch.einsum("bnd,ed->bne", h, self_attn.in_proj_weight) + self_attn.in_proj_bias
     q, k, v = qkv.reshape(batch, n, 3, heads, d_h).unbind(dim=2)       # (batch, n, h, d_h)
+    q, k = (rotate(t.transpose(1, 2), torch.arange(n)).transpose(1, 2) for t in (q, k))
     s = torch.einsum("bihx,bjhx->bhij", q, k) / d_h ** 0.5
     if causal:
         s = s + torch.triu(torch.full((n, n), -1e9, dtype=s.dtype), diagonal=1)
@@ -673,13 +697,26 @@ def my_attention(h, self_attn, causal=False):
 CHEAT.update({
     "attention_through_the_layer": {
         "my_attention": Cheat("""
-def my_attention(h, self_attn, causal=False):
+def my_attention(h, self_attn, rotate, causal=False):
     return self_attn(h, causal=causal)[0]
+""", zero=True),
+    },
+    # the check's own rotary layer
+    "attention_through_the_checks_layer": {
+        "my_attention": Cheat("""
+from course_utils.checks.masked_attention import _rotary_layer
+
+
+def my_attention(h, self_attn, rotate, causal=False):
+    n = h.shape[1]
+    return _rotary_layer(h, self_attn.in_proj_weight, self_attn.in_proj_bias,
+                         self_attn.out_proj.weight, self_attn.out_proj.bias, self_attn.num_heads,
+                         torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None).to(h.dtype)
 """, zero=True),
     },
     "attention_through_pytorchs_function": {
         "my_attention": Cheat("""
-def my_attention(h, self_attn, causal=False):
+def my_attention(h, self_attn, rotate, causal=False):
     n = h.shape[1]
     out = F.multi_head_attention_forward(
         h.transpose(0, 1), h.transpose(0, 1), h.transpose(0, 1), h.shape[-1],
@@ -692,11 +729,12 @@ def my_attention(h, self_attn, causal=False):
     },
     "attention_through_the_fused_kernel": {
         "my_attention": Cheat("""
-def my_attention(h, self_attn, causal=False):
+def my_attention(h, self_attn, rotate, causal=False):
     batch, n, d = h.shape
     heads = self_attn.num_heads
     q, k, v = [t.reshape(batch, n, heads, d // heads).transpose(1, 2)
                for t in (h @ self_attn.in_proj_weight.T + self_attn.in_proj_bias).split(d, -1)]
+    q, k = rotate(q, torch.arange(n)), rotate(k, torch.arange(n))
     out = F.scaled_dot_product_attention(q, k, v, is_causal=causal).transpose(1, 2)
     return out.reshape(batch, n, d) @ self_attn.out_proj.weight.T + self_attn.out_proj.bias
 """, zero=True),

@@ -3,10 +3,11 @@
 The solution's code cells run, in quick mode, up to the cell that trains the GPT (test cells
 left out: they grade, they build nothing), in one namespace. Then the trained model's class
 must be the notebook's own, its forward pass must go through the notebook's ``gpt_logits``,
-``transformer_block`` and ``my_attention`` (the student's attention of notebook 05), and
-training it again with a broken ``transformer_block`` (one that skips the block) or a broken
-``my_attention`` (one that attends to nothing) must give other losses: what the student
-writes is what trains.
+``transformer_block``, ``my_attention`` (the student's attention of notebook 05, with rotary
+positions) and ``rope``, and training it again with a broken ``transformer_block`` (one that
+skips the block), a broken ``my_attention`` (one that attends to nothing) or a broken
+``rope`` (one that turns nothing) must give other losses: what the student writes is what
+trains.
 """
 
 import copy
@@ -45,8 +46,10 @@ def test_its_logits_are_the_answer_cells(namespace):
     with torch.no_grad():
         logits = model(ids)
         mine = ns["gpt_logits"](ids, model, lambda h, block: ns["transformer_block"](
-            h, block, ns["my_attention"], True))
+            h, block, lambda h, attention, causal: ns["my_attention"](h, attention, ns["rope"],
+                                                                      causal), True))
     assert torch.equal(logits, mine)
+    assert not model.position_embedding.weight.any()      # its positions are the rotations
 
 
 def retrained(namespace, name, broken_answer):
@@ -68,6 +71,12 @@ def test_a_broken_block_answer_changes_what_trains(namespace):
 
 def test_a_broken_attention_answer_changes_what_trains(namespace):
     broken, trained = retrained(namespace, "my_attention",
-                                lambda h, self_attn, causal=False: torch.zeros_like(h))
+                                lambda h, self_attn, rotate, causal=False: torch.zeros_like(h))
+    assert broken != trained
+    assert broken[0] == pytest.approx(trained[0], abs=0.5)
+
+
+def test_a_broken_rope_answer_changes_what_trains(namespace):
+    broken, trained = retrained(namespace, "rope", lambda x, positions: x)   # turns nothing
     assert broken != trained
     assert broken[0] == pytest.approx(trained[0], abs=0.5)

@@ -205,7 +205,7 @@ def test_an_unknown_mistake_does_not_print_the_expected_values():
     assert f"{right[0, 0, 0, 0].item():.4g}" not in str(failure.value).split("got:")[0]
 
 
-# --- notebook 06's my_attention: the same layer with its biases --------------------------
+# --- notebook 06's my_attention: the same layer with its biases, queries and keys turned ----
 
 def biased_layer(d=12, heads=3):
     from course_utils.models.attention import MultiHeadAttention
@@ -221,9 +221,20 @@ def biased_layer(d=12, heads=3):
 LAYER, XL = biased_layer(), torch.randn(2, 5, 12, generator=G, dtype=torch.float64)
 
 
+def turned(t, start=0):
+    """t (..., n, width), each neighbouring pair of row j turned by the angle
+    (start + j)·ω_i, ω_i = 10000^(−2i/width), counterclockwise: RoPE written out."""
+    n, width = t.shape[-2:]
+    angle = torch.arange(start, start + n, dtype=torch.float64)[:, None] * 10000.0 ** (
+        -torch.arange(0, width, 2, dtype=torch.float64) / width)
+    pairs = torch.complex(t[..., 0::2], t[..., 1::2]) * torch.polar(torch.ones_like(angle), angle)
+    return torch.stack([pairs.real, pairs.imag], dim=-1).flatten(-2)
+
+
 def attention(causal=False, in_bias=True, out_bias=True, width=False, heads=None, mask="triu",
-              split="runs", merge="right", fill=-1e9):
-    """The layer's self-attention of XL written out head by head, with one slip or none."""
+              split="runs", merge="right", fill=-1e9, turn="qk", start=0):
+    """The layer's self-attention of XL written out head by head, each head's queries and keys
+    turned (``turn``: which of q, k, v turn), with one slip or none."""
     b, n, d = XL.shape
     h = heads or LAYER.num_heads
     d_h = d // h
@@ -232,6 +243,8 @@ def attention(causal=False, in_bias=True, out_bias=True, width=False, heads=None
         q, k, v = (t.reshape(b, n, h, d_h).transpose(1, 2) for t in (q, k, v))
     else:  # head r reads the columns r, r + h, …
         q, k, v = (t.reshape(b, n, d_h, h).permute(0, 3, 1, 2) for t in (q, k, v))
+    q, k, v = (turned(t, start) if name in turn else t
+               for name, t in zip("qkv", (q, k, v), strict=True))
     s = q @ k.transpose(-2, -1) / math.sqrt(d if width else d_h)
     if causal:
         blocked = {"triu": torch.ones(n, n).triu(1), "diagonal": torch.ones(n, n).triu(0),
@@ -250,18 +263,23 @@ def attention(causal=False, in_bias=True, out_bias=True, width=False, heads=None
 @pytest.mark.parametrize("causal", [False, True])
 def test_a_right_attention_layer_passes_and_its_mistakes_are_named(causal):
     def check(value):
-        checks.check_attention_layer(value, XL, LAYER, causal)
+        checks.check_attention_layer(value, XL, LAYER, None, causal)
 
     check(attention(causal))
     check(attention(causal).float())
     check(attention(causal, fill=float("-inf")))
+    check(attention(causal, start=7))          # positions from 7: the same offsets
     for slip, key in (({"in_bias": False, "out_bias": False}, "layer_no_biases"),
                       ({"in_bias": False}, "layer_no_in_bias"),
                       ({"out_bias": False}, "layer_no_out_bias"),
                       ({"width": True}, "layer_scale_by_d"),
                       ({"heads": 1}, "layer_one_head"),
                       ({"split": "interleaved"}, "layer_heads_interleaved"),
-                      ({"merge": "as_if_tokens_first"}, "layer_heads_merged")):
+                      ({"merge": "as_if_tokens_first"}, "layer_heads_merged"),
+                      ({"turn": ""}, "layer_no_rotation"),
+                      ({"turn": "qkv"}, "layer_values_turned"),
+                      ({"turn": "q"}, "layer_absolute"),
+                      ({"turn": "k"}, "layer_absolute")):
         with raises(key):
             check(attention(causal, **slip))
     with raises("layer_no_causal" if causal else "unwanted_causal_mask"):
@@ -271,14 +289,34 @@ def test_a_right_attention_layer_passes_and_its_mistakes_are_named(causal):
 @pytest.mark.parametrize("fill", [-1e9, float("-inf")])
 def test_a_causal_mask_on_the_wrong_side_or_over_the_diagonal_is_named(fill):
     with raises("layer_mask_transposed"):
-        checks.check_attention_layer(attention(True, mask="tril", fill=fill), XL, LAYER, True)
+        checks.check_attention_layer(attention(True, mask="tril", fill=fill), XL, LAYER, None,
+                                     True)
     with raises("layer_diagonal_masked"):   # token 1 sees no key: NaN or a mean, as masked
-        checks.check_attention_layer(attention(True, mask="diagonal", fill=fill), XL, LAYER, True)
+        checks.check_attention_layer(attention(True, mask="diagonal", fill=fill), XL, LAYER, None,
+                                     True)
 
 
-def test_the_layer_reference_is_pytorchs_forward():
+def test_the_layer_reference_is_pytorchs_forward_on_turned_queries_and_keys():
     from torch import nn
 
+    from course_utils.checks.masked_attention import _rotary_layer
+
+    parameters = (LAYER.in_proj_weight, LAYER.in_proj_bias, LAYER.out_proj.weight,
+                  LAYER.out_proj.bias, LAYER.num_heads)
     with torch.no_grad():
         expected = nn.MultiheadAttention.forward(LAYER, XL, XL, XL, need_weights=False)[0]
-    assert torch.allclose(expected, attention(), atol=1e-10)
+        assert torch.allclose(_rotary_layer(XL, *parameters, turned=""), expected, atol=1e-10)
+        assert torch.allclose(_rotary_layer(XL, *parameters), attention(), atol=1e-10)
+
+
+def test_a_rotation_of_the_input_or_of_whole_rows_is_named():
+    from course_utils.checks.masked_attention import _rotary_layer
+
+    parameters = (LAYER.in_proj_weight, LAYER.in_proj_bias, LAYER.out_proj.weight,
+                  LAYER.out_proj.bias, LAYER.num_heads)
+    with torch.no_grad():
+        for how, key in (("x", "layer_absolute"), ("whole", "layer_turned_whole"),
+                         ("qkV", "layer_values_turned")):
+            with raises(key):
+                checks.check_attention_layer(_rotary_layer(XL, *parameters, turned=how), XL, LAYER,
+                                             None)
