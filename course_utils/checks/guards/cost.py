@@ -180,10 +180,15 @@ def _check_chunks(exercise: str, function: Callable, args: tuple, kwargs: dict) 
     for n in (4 * chunk, 8 * chunk):
         at_n = _chunked_at(args, n, generator)
         counter = WorkCounter({}, broken)
-        with counter:
-            function(*at_n, **kwargs)
-        counts = {**counter.counts, OUTSIDE: _python_memory_peak(function, at_n, kwargs)}
-        runs[n] = (counts, counter.largest, _chunk_bound(at_n, chunk))
+        try:
+            with counter:
+                function(*at_n, **kwargs)
+            outside = _python_memory_peak(function, at_n, kwargs)
+        except Exception as error:
+            error.add_note(f"(while the tests ran {exercise} on {n} positions in chunks of "
+                           f"{chunk} to see how its work grows)")
+            raise
+        runs[n] = ({**counter.counts, OUTSIDE: outside}, counter.largest, _chunk_bound(at_n, chunk))
     short, long = runs[4 * chunk][0], runs[8 * chunk][0]
     for name, count in long.items():
         if count > RATIO * max(short[name], SMALLEST[name]):
