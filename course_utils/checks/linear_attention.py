@@ -61,15 +61,22 @@ LINEAR_MISTAKES = {
     "how much does the gap i − j grow from one token to the next?",
     "state_no_feature_map": "your state took in the raw key k_i: look again at how a key "
     "enters the two shared sums of exercise 1",
-    "old_state": "your output leaves token i's own key out: read the causal formula's sums "
-    "again, which keys does query i see?",
+    "old_state": "your outputs lag one token behind: from the empty state the first one is "
+    "0/0, and each later one misses its own token's value (which state does it read?)",
     "output_no_feature_map": "you multiplied the state by q_i itself: the query enters the "
     "kernel through its features, as the key does",
     "separation_breaks": "with your δ some query and key break ‖k_j − k*‖ ≤ δ ‖q_i − k*‖",
     "separation_not_smallest": "every pair holds with your δ, but also with a smaller one",
     "not_causal": "you summed over ALL keys: causal attention keeps j ≤ i only",
-    "strictly_causal": "you left out j = i: position i must also see itself (the diagonal "
-    "stays), otherwise the first row is 0/0",
+    "strictly_causal": "your first row is 0/0 and no row weighs its own value: compare row i "
+    "with the formula's sums, which positions do they run over?",
+    "chunk_no_state": "your rows see only the positions of their own chunk: from the second "
+    "chunk on, what came before the chunk is missing",
+    "chunk_no_mask": "your rows see the later positions of their own chunk: inside a chunk "
+    "the future must stay out too",
+    "chunk_state_too_soon": "your rows see the later positions of their own chunk and count "
+    "its earlier ones twice: which chunks has the state taken in when a chunk's rows are "
+    "computed?",
     "anti_causal": "you summed over the FUTURE j ≥ i (a reversed cumulative sum, or triu): "
     "causal keeps the past j ≤ i",
     "normaliser_not_causal": "your numerator sums over j ≤ i but your normaliser over all j: "
@@ -307,10 +314,11 @@ def check_separation(actual, queries, keys, name="separation", rtol=1e-5) -> Non
 
 
 @checked_plainly
-def check_causal_linear_attention(actual, q, k, v, feature_map, name="causal_linear_attention",
-                                  atol=1e-4) -> None:
+def check_causal_linear_attention(actual, q, k, v, feature_map, chunk_size,
+                                  name="causal_linear_attention", atol=1e-4) -> None:
     """Fail unless ``actual`` is causal attention with the similarity φ(q)ᵀφ(k): row i the
-    average of the values V_j, j ≤ i, weighted by φ(Q_i)ᵀφ(K_j), shape (..., N, D_v).
+    average of the values V_j, j ≤ i, weighted by φ(Q_i)ᵀφ(K_j), shape (..., N, D_v), whatever
+    the chunk size C (which only names the mistakes of a chunked form).
 
     q, k (..., N, D), v (..., N, D_v); ``feature_map`` maps (..., D) → (..., r), > 0.
     """
@@ -331,4 +339,12 @@ def check_causal_linear_attention(actual, q, k, v, feature_map, name="causal_lin
                                                    _keys(n_q, n_k, "past"), v),
         LINEAR_MISTAKES["causal_softmax"]: _softmax_attention(q, k, v, causal=True),
     }
+    if n_q > chunk_size:  # a chunk's mistakes: the keys each row sees, by chunk
+        chunk = torch.arange(n_q) // chunk_size
+        past, same = _keys(n_q, n_k, "past"), chunk[:, None] == chunk[None, :]
+        earlier = chunk[:, None] > chunk[None, :]
+        mistakes[LINEAR_MISTAKES["chunk_no_state"]] = _attend(sim * (past & same), v)
+        mistakes[LINEAR_MISTAKES["chunk_no_mask"]] = _attend(sim * (earlier | same), v)
+        mistakes[LINEAR_MISTAKES["chunk_state_too_soon"]] = _attend(
+            sim * ((earlier | same).double() + (past & same).double()), v)
     check_close(actual, expected, name, atol=atol, mistakes=mistakes, reveal=False)

@@ -26,6 +26,10 @@ mapping proxies over dicts of those.
 * ``LinearWork`` (07's linear attention, with ``NoSquareMatrix``): the answer's work grows
   linearly with the number of positions, whatever form it takes; ``checks/guards/cost.py``
   measures it after the call, at two lengths.
+* ``ChunkedWork`` (07's causal linear attention, chunk by chunk): the answer takes a chunk
+  size C; it runs a few operations per chunk, not per position, and makes no tensor larger
+  than the inputs, their features, the output, the chunks' C × C scores and one state per
+  chunk together; ``checks/guards/cost.py`` measures it after the call, at 4C and 8C.
 """
 
 from dataclasses import dataclass
@@ -35,7 +39,7 @@ import torch
 
 __all__ = ["ALIASES", "ATTENTION", "Allowance", "BYTE_LEVEL", "DEFAULT", "ELEMENTARY", "LOSSES",
            "MODEL_MODULES", "MODEL_OPS", "NORMALISATIONS", "NO_AUTOGRAD", "NO_SOFTMAX",
-           "LinearWork", "NoAutograd", "NoSquareMatrix", "RuleBroken"]
+           "ChunkedWork", "LinearWork", "NoAutograd", "NoSquareMatrix", "RuleBroken"]
 
 # Python's statistics, by function: not linear_regression, which fits a line in one call.
 STATISTICS = tuple(f"statistics.{name}" for name in (
@@ -303,3 +307,11 @@ class LinearWork:
 
     def after(self, name: str, result) -> None:
         pass
+
+
+class ChunkedWork(LinearWork):
+    """The answer takes ``(q, k, v, feature_map, chunk_size)`` and works chunk by chunk: its
+    operations grow with the number of chunks, not of positions, and no tensor it makes
+    outgrows the chunked form's. Nothing to watch call by call: ``checks.guards.cost`` runs
+    the answer again at 4 and 8 chunks and measures both."""
+

@@ -1,6 +1,6 @@
 """The exercises of 07_linear_attention: one record each (``course_utils.exercises``)."""
 
-from course_utils.exercises.allowance import ATTENTION, LinearWork, NoSquareMatrix
+from course_utils.exercises.allowance import ATTENTION, ChunkedWork, LinearWork, NoSquareMatrix
 from course_utils.exercises.record import Exercise, Recurrence
 
 NOTEBOOK = "07_linear_attention"
@@ -31,7 +31,7 @@ EXERCISES = (
                     "notebook.similarity_attention",
                     "notebook.masked_kernel_attention"),
              torch_twins=ATTENTION,
-             rules=(NoSquareMatrix, LinearWork)),
+             rules=(NoSquareMatrix, LinearWork, ChunkedWork)),
     Exercise("separation", NOTEBOOK, points=2, check="check_separation",
              twins=("course_utils.checks.linear_attention._tight",)),
 )

@@ -29,15 +29,24 @@ def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
 """
 
 
-def causal_with(z_sum="torch.cumsum(phi_k, dim=-2)", s_sum="torch.cumsum(outer, dim=-3)"):
-    """A causal_linear_attention answer with one part swapped for a mistake."""
+def causal_with(within="(pq @ pk.transpose(-2, -1)).tril()", s_new="S + pk.transpose(-2, -1) @ vc",
+                z_new="z + pk.sum(dim=-2, keepdim=True)"):
+    """A chunked causal_linear_attention answer with one part swapped for a mistake."""
     return f"""
-def causal_linear_attention(q, k, v, feature_map):
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
     phi_q, phi_k = feature_map(q), feature_map(k)
-    outer = phi_k[..., :, None] * v[..., None, :]
-    S = {s_sum}
-    z = {z_sum}
-    return (phi_q[..., :, None] * S).sum(dim=-2) / (phi_q * z).sum(dim=-1, keepdim=True)
+    S = phi_k[..., :0, :].transpose(-2, -1) @ v[..., :0, :]
+    z = phi_k[..., :0, :].sum(dim=-2, keepdim=True)
+    rows = []
+    for start in range(0, v.shape[-2], chunk_size):
+        part = slice(start, start + chunk_size)
+        pq, pk, vc = phi_q[..., part, :], phi_k[..., part, :], v[..., part, :]
+        within = {within}
+        rows.append((pq @ S + within @ vc)
+                    / ((pq * z).sum(-1, keepdim=True) + within.sum(-1, keepdim=True)))
+        S = {s_new}
+        z = {z_new}
+    return torch.cat(rows, dim=-2)
 """
 
 
@@ -76,7 +85,7 @@ def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
 TWIN_CAUSAL = """
 from course_utils.models.linear_attention import fmm_attention
 
-def causal_linear_attention(q, k, v, feature_map):
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
     def far(q, k, v, phi):
         weights = (phi(q) @ phi(k).transpose(-2, -1)).tril()
         return weights @ v / weights.sum(-1, keepdim=True)
@@ -99,9 +108,7 @@ WRONG = {
         "recurrent_step": step_with(z_new="z + phi_k"),              # the normaliser never fades
     },
     "not_causal_and_centred_on_the_queries": {
-        "causal_linear_attention": causal_with(
-            z_sum="phi_k.sum(dim=-2, keepdim=True).expand_as(phi_k)",
-            s_sum="outer.sum(dim=-3, keepdim=True).expand_as(outer)"),
+        "causal_linear_attention": causal_with(within="pq @ pk.transpose(-2, -1)"),  # no mask
         "separation": separation_with(centre="queries.mean(dim=0)"),
     },
     "swaps_and_forgets_the_past": {
@@ -109,8 +116,7 @@ WRONG = {
         # the decay applied after adding token i: the outputs are right, the state γ times
         "recurrent_step": step_with(s_new="gamma * (S + torch.outer(phi_k, v_i))",
                                     z_new="gamma * (z + phi_k)"),
-        "causal_linear_attention": causal_with(
-            z_sum="phi_k.sum(dim=-2, keepdim=True).expand_as(phi_k)"),
+        "causal_linear_attention": causal_with(s_new="S", z_new="z"),  # no state between chunks
         "separation": separation_with(nearest="max()"),
     },
     "calls_the_library": {
@@ -119,6 +125,33 @@ WRONG = {
         "causal_linear_attention": TWIN_CAUSAL,
         "separation": TWIN_SEPARATION,
     },
+}
+
+# a loop of exercise 2's step, and a state for every position: right values, not the
+# chunked form, so exercise 3 alone loses its points
+WRONG["loops_over_the_step"] = {
+    "causal_linear_attention": """
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    S = phi_k[..., 0, :, None] * v[..., 0, None, :] * 0
+    z = phi_k[..., 0, :] * 0
+    rows = []
+    for i in range(v.shape[-2]):                               # exercise 2's step, γ = 1
+        S = S + phi_k[..., i, :, None] * v[..., i, None, :]
+        z = z + phi_k[..., i, :]
+        rows.append((phi_q[..., i, :, None] * S).sum(-2)
+                    / (phi_q[..., i, :] * z).sum(-1, keepdim=True))
+    return torch.stack(rows, dim=-2)
+""",
+}
+WRONG["a_state_per_position"] = {
+    "causal_linear_attention": """
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    S = torch.cumsum(phi_k[..., :, None] * v[..., None, :], dim=-3)   # S_i for every i
+    z = torch.cumsum(phi_k, dim=-2)
+    return (phi_q[..., :, None] * S).sum(dim=-2) / (phi_q * z).sum(dim=-1, keepdim=True)
+""",
 }
 
 # --- correct alternatives: full marks on every test cell --------------------------------
@@ -147,19 +180,19 @@ def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
     return S_new, z_new, out                                   # lists of floats
 """
 
-LOOP_CAUSAL = """
-def causal_linear_attention(q, k, v, feature_map):
-    phi_q, phi_k, v = feature_map(q).double(), feature_map(k).double(), v.double()
-    lead = torch.broadcast_shapes(phi_q.shape[:-2], phi_k.shape[:-2], v.shape[:-2])
-    S = torch.zeros(*lead, phi_k.shape[-1], v.shape[-1], dtype=torch.float64)
-    z = torch.zeros(*lead, phi_k.shape[-1], dtype=torch.float64)
-    rows = []
-    for i in range(v.shape[-2]):                               # the RNN, one position at a time
-        S = S + torch.einsum("...r,...d->...rd", phi_k[..., i, :], v[..., i, :])
-        z = z + phi_k[..., i, :]
-        rows.append(torch.einsum("...r,...rd->...d", phi_q[..., i, :], S)
-                    / torch.einsum("...r,...r->...", phi_q[..., i, :], z)[..., None])
-    return torch.stack(rows, dim=-2)
+PADDED_CAUSAL = """
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
+    n, C = v.shape[-2], chunk_size
+    pad = -n % C                                   # zero features: the padding is never seen
+    phi_q, phi_k, v = (torch.cat([t, t.new_zeros(*t.shape[:-2], pad, t.shape[-1])], dim=-2)
+                       for t in (feature_map(q), feature_map(k), v))
+    pq, pk, vc = (t.unflatten(-2, (-1, C)) for t in (phi_q, phi_k, v))   # (..., chunks, C, ·)
+    kv, ks = pk.transpose(-2, -1) @ vc, pk.sum(dim=-2)         # each chunk's sums
+    S, z = kv.cumsum(dim=-3) - kv, ks.cumsum(dim=-2) - ks      # the sums before each chunk
+    within = (pq @ pk.transpose(-2, -1)).tril()
+    numerator = pq @ S + within @ vc
+    denominator = pq @ z[..., None] + within.sum(dim=-1, keepdim=True)
+    return (numerator / denominator).flatten(-3, -2)[..., :n, :]
 """
 
 PAIRS_SEPARATION = """
@@ -192,20 +225,18 @@ def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
 """
 
 CHUNKED_CAUSAL = """
-def causal_linear_attention(q, k, v, feature_map):
-    phi_q, phi_k = feature_map(q), feature_map(k)
-    n, C = v.shape[-2], 4                                      # chunks of 4 positions
-    out = []
-    S = (phi_k[..., :0, :].transpose(-2, -1) @ v[..., :0, :])  # empty sums, the right shape
-    z = phi_k[..., :0, :].sum(dim=-2)
-    for start in range(0, n, C):
-        rows = slice(start, start + C)
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
+    phi_q, phi_k = feature_map(q).double(), feature_map(k).double()
+    v = v.double()
+    S, z, out = 0.0, 0.0, []                                   # nothing seen yet
+    for start in range(0, v.shape[-2], chunk_size):
+        rows = slice(start, start + chunk_size)
         pq, pk, vc = phi_q[..., rows, :], phi_k[..., rows, :], v[..., rows, :]
-        within = (pq @ pk.transpose(-2, -1)).tril()
-        num = pq @ S + within @ vc
-        den = (pq * z.unsqueeze(-2)).sum(-1, keepdim=True) + within.sum(-1, keepdim=True)
-        out.append(num / den)
-        S = S + pk.transpose(-2, -1) @ vc
+        within = torch.einsum("...ir,...jr->...ij", pq, pk).tril()
+        num = within @ vc + (torch.einsum("...ir,...rd->...id", pq, S) if start else 0.0)
+        den = within.sum(-1) + (torch.einsum("...ir,...r->...i", pq, z) if start else 0.0)
+        out.append(num / den[..., None])
+        S = S + torch.einsum("...jr,...jd->...rd", pk, vc)
         z = z + pk.sum(dim=-2)
     return torch.cat(out, dim=-2)
 """
@@ -224,7 +255,7 @@ CORRECT = {
     "numpy_lists_and_a_loop": {
         "kernel_attention": NUMPY_KERNEL,
         "recurrent_step": LIST_STEP,
-        "causal_linear_attention": LOOP_CAUSAL,
+        "causal_linear_attention": PADDED_CAUSAL,
         "separation": PAIRS_SEPARATION,
     },
     "einsum_numpy_and_chunks": {
@@ -256,16 +287,19 @@ def recurrent_step(S, z, q_i, k_i, v_i, feature_map, gamma):
     return S, z, (phi_q @ S) / (phi_q @ z)
 """,
     "causal_linear_attention": """
-def causal_linear_attention(q, k, v, feature_map):
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
     phi_q, phi_k = feature_map(q), feature_map(k)
     S = torch.zeros(*phi_k.shape[:-2], phi_k.shape[-1], v.shape[-1], dtype=v.dtype, device=v.device)
-    z = torch.zeros(*phi_k.shape[:-2], phi_k.shape[-1], dtype=v.dtype, device=v.device)
-    for i in range(q.shape[-2]):
-        S += phi_k[..., i, :, None] * v[..., i, None, :]
-        z += phi_k[..., i, :]
-        # output i written over value i, which the later rows no longer need
-        numerator = (phi_q[..., i, :, None] * S).sum(-2)
-        v[..., i, :] = numerator / (phi_q[..., i, :] * z).sum(-1, keepdim=True)
+    z = torch.zeros(*phi_k.shape[:-2], 1, phi_k.shape[-1], dtype=v.dtype, device=v.device)
+    for start in range(0, q.shape[-2], chunk_size):
+        pq, pk = phi_q[..., start:start + chunk_size, :], phi_k[..., start:start + chunk_size, :]
+        vc = v[..., start:start + chunk_size, :]               # a view: written over below
+        within = (pq @ pk.transpose(-2, -1)).tril_()
+        numerator = pq @ S + within @ vc
+        denominator = (pq * z).sum(-1, keepdim=True) + within.sum(-1, keepdim=True)
+        S += pk.transpose(-2, -1) @ vc
+        z += pk.sum(dim=-2, keepdim=True)
+        vc.copy_(numerator / denominator)                      # the chunk's values are used up
     return v
 """,
 }
@@ -282,7 +316,7 @@ def kernel_attention(q, k, v, feature_map):
     return similarity_attention(q, k, v, kernel)
 """, zero=True),
         "causal_linear_attention": Cheat("""
-def causal_linear_attention(q, k, v, feature_map):
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
     return masked_kernel_attention(q, k, v, feature_map)
 """, zero=True),
     },
@@ -330,7 +364,7 @@ def kernel_attention(q, k, v, feature_map):
 import threading
 
 
-def causal_linear_attention(q, k, v, feature_map):
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
     phi_q, phi_k = feature_map(q), feature_map(k)
     found = []
 
@@ -400,7 +434,7 @@ def kernel_attention(q, k, v, feature_map):
         # the prefix sums recomputed from scratch for every row: (r, D_v) tensors only, N²
         # work
         "causal_linear_attention": Cheat("""
-def causal_linear_attention(q, k, v, feature_map):
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
     phi_q, phi_k = feature_map(q), feature_map(k)
     rows = []
     for i in range(q.shape[-2]):
@@ -434,7 +468,7 @@ def kernel_attention(q, k, v, feature_map):
     return numerator / torch.einsum("...ir,...jr->...i", phi_q, phi_k)[..., None]
 """, zero=True),
         "causal_linear_attention": Cheat("""
-def causal_linear_attention(q, k, v, feature_map):
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
     phi_q, phi_k = feature_map(q), feature_map(k)
     size = -(-q.shape[-2] // 4)                                # four blocks of positions
     rows = []

@@ -221,3 +221,49 @@ def test_no_message_writes_the_fix_as_code():
     """A message names the mistake and where to look, never the line to write."""
     code = re.compile(r"torch\.|transpose\(|cumsum\(|outer\(")
     assert not [key for key, message in LINEAR_MISTAKES.items() if code.search(message)]
+
+
+# -- causal linear attention, in chunks ------------------------------------------------------
+
+
+def chunked(q, k, v, chunk, state=True, mask=True, state_first=False):
+    """The chunked form written with a loop over the chunks (independent of the checks), with
+    its likely slips: no state between chunks, no mask inside one, the state updated first."""
+    phi_q, phi_k = phi(q), phi(k)
+    s, z, rows = 0, 0, []
+    for start in range(0, q.shape[-2], chunk):
+        pq, pk, vc = (t[..., start:start + chunk, :] for t in (phi_q, phi_k, v))
+        within = pq @ pk.transpose(-2, -1)
+        within = within.tril() if mask else within
+        if state_first:
+            s, z = s + pk.transpose(-2, -1) @ vc, z + pk.sum(-2, keepdim=True)
+        if state:
+            rows.append((within @ vc + pq @ s) / (within.sum(-1) + (pq * z).sum(-1))[..., None]
+                        if start or state_first else within @ vc / within.sum(-1)[..., None])
+        else:
+            rows.append(within @ vc / within.sum(-1)[..., None])
+        if not state_first:
+            s, z = s + pk.transpose(-2, -1) @ vc, z + pk.sum(-2, keepdim=True)
+    return torch.cat(rows, dim=-2)
+
+
+def test_a_right_chunked_form_passes_whatever_the_chunk():
+    for chunk in (1, 2, 4, 6, 9):
+        right = chunked(Q, K, V, chunk)
+        checks.check_causal_linear_attention(right, Q, K, V, phi, chunk)
+    checks.check_causal_linear_attention(attend(Q, K, V, keep="past"), Q, K, V, phi, 4)
+
+
+@pytest.mark.parametrize("slip, key", [
+    ({"state": False}, "chunk_no_state"),
+    ({"mask": False}, "chunk_no_mask"),
+    ({"state_first": True}, "chunk_state_too_soon"),
+])
+def test_chunk_mistakes_are_named(slip, key):
+    with raises(key):
+        checks.check_causal_linear_attention(chunked(Q, K, V, 4, **slip), Q, K, V, phi, 4)
+
+
+def test_a_strictly_causal_form_is_named():
+    with raises("strictly_causal"):
+        checks.check_causal_linear_attention(attend(Q, K, V, keep="strict"), Q, K, V, phi, 4)

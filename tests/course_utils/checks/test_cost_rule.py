@@ -1,5 +1,7 @@
-"""07's rule by cost (course_utils.checks.guards.cost): an answer whose work grows with N² is
-refused in whatever form it does the N × N products; every linear answer passes.
+"""07's rules by cost (course_utils.checks.guards.cost): an answer whose work grows with N² is
+refused in whatever form it does the N × N products; every linear answer passes; a causal
+answer that works position by position, or keeps a state per position, is refused, every
+chunked one passes.
 
 The oracle is each answer's known cost: the forms below are linear or quadratic by
 construction (a loop over the rows of N_k keys is N_q · N_k work whatever it keeps).
@@ -10,7 +12,7 @@ import pytest
 import torch
 
 from course_utils.checks import RuleBroken
-from course_utils.checks.guards.cost import check_cost
+from course_utils.checks.guards.cost import CHUNKED_FROM, check_cost
 from course_utils.models.linear_attention import elu_feature_map
 from tests.grading_cases import linear_attention as cases
 
@@ -24,13 +26,7 @@ def kernel_attention(q, k, v, feature_map):
     return (phi_q @ kv) / (phi_q * z).sum(dim=-1, keepdim=True)
 """
 
-SOLUTION_CAUSAL = """
-def causal_linear_attention(q, k, v, feature_map):
-    phi_q, phi_k = feature_map(q), feature_map(k)
-    S = torch.cumsum(phi_k[..., :, None] * v[..., None, :], dim=-3)
-    z = torch.cumsum(phi_k, dim=-2)
-    return (phi_q[..., :, None] * S).sum(dim=-2) / (phi_q * z).sum(dim=-1, keepdim=True)
-"""
+SOLUTION_CAUSAL = cases.causal_with()   # the chunked form, as the solution writes it
 
 LINEAR = {
     "solution kernel_attention": SOLUTION_KERNEL,
@@ -100,12 +96,12 @@ def kernel_attention(q, k, v, feature_map):
     return weights @ np.asarray(v) / weights.sum(-1, keepdims=True)
 """,
     "the causal mask over N × N": """
-def causal_linear_attention(q, k, v, feature_map):
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
     weights = (feature_map(q) @ feature_map(k).transpose(-2, -1)).tril()
     return weights @ v / weights.sum(-1, keepdim=True)
 """,
     "the prefix sums made again for every row": """
-def causal_linear_attention(q, k, v, feature_map):
+def causal_linear_attention(q, k, v, feature_map, chunk_size):
     phi_q, phi_k = feature_map(q), feature_map(k)
     rows = []
     for i in range(q.shape[-2]):
@@ -117,6 +113,14 @@ def causal_linear_attention(q, k, v, feature_map):
 """,
 }
 
+NOT_CHUNKED = {  # right values, the work linear, but not chunk by chunk
+    "a loop over the positions": (cases.WRONG["loops_over_the_step"]["causal_linear_attention"],
+                                  "works position by position"),
+    "a state per position": (cases.WRONG["a_state_per_position"]["causal_linear_attention"],
+                             "one state per chunk"),
+}
+
+
 def answer(code: str):
     """The one function ``code`` defines, and the exercise it answers."""
     namespace = {"torch": torch, "np": np}
@@ -126,25 +130,37 @@ def answer(code: str):
     return exercise, namespace[exercise]
 
 
-def inputs(batch=(), n_q=6, n_k=6, dtype=torch.float32):
-    q = torch.randn(*batch, n_q, 4, generator=GENERATOR, dtype=dtype)
-    k = torch.randn(*batch, n_k, 4, generator=GENERATOR, dtype=dtype)
+def inputs(batch=(), n_q=6, n_k=6, dtype=torch.float32, exercise="kernel_attention", d=4):
+    """The test's arguments: a causal answer also gets a chunk size, the smallest measured."""
+    q = torch.randn(*batch, n_q, d, generator=GENERATOR, dtype=dtype)
+    k = torch.randn(*batch, n_k, d, generator=GENERATOR, dtype=dtype)
     v = torch.randn(*batch, n_k, 3, generator=GENERATOR, dtype=dtype)
-    return q, k, v, elu_feature_map
+    chunk = (CHUNKED_FROM,) if exercise == "causal_linear_attention" else ()
+    return q, k, v, elu_feature_map, *chunk
 
 
 @pytest.mark.parametrize("batch, dtype", [((), torch.float32), ((2, 3), torch.float64)])
 @pytest.mark.parametrize("name", LINEAR)
 def test_a_linear_answer_passes(name, batch, dtype):
     exercise, function = answer(LINEAR[name])
-    check_cost(exercise, function, inputs(batch, dtype=dtype), {})
+    check_cost(exercise, function, inputs(batch, dtype=dtype, exercise=exercise), {})
 
 
 @pytest.mark.parametrize("name", QUADRATIC)
 def test_quadratic_work_is_refused_whatever_its_form(name):
     exercise, function = answer(QUADRATIC[name])
     with pytest.raises(RuleBroken, match=f"{exercise} does work that grows with N².*regroup"):
-        check_cost(exercise, function, inputs(n_q=5, n_k=9), {})
+        check_cost(exercise, function, inputs(n_q=5, n_k=9, exercise=exercise), {})
+
+
+@pytest.mark.parametrize("name", NOT_CHUNKED)
+def test_a_causal_answer_that_is_not_chunked_is_refused(name):
+    code, refusal = NOT_CHUNKED[name]
+    exercise, function = answer(code)
+    arguments = inputs(n_q=40, n_k=40, exercise=exercise, d=32)
+    with pytest.raises(RuleBroken, match=refusal):
+        check_cost(exercise, function, arguments, {})
+    check_cost(exercise, function, (*arguments[:4], CHUNKED_FROM // 2), {})   # not measured
 
 
 def test_a_quadratic_answer_that_catches_the_refusal_is_refused_all_the_same():
