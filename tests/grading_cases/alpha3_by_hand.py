@@ -416,15 +416,15 @@ from course_utils import checks as _checks
 FOUND_GAPS = search(_checks.check_score_gaps, 2, [0.21, 0.03, 0.76], "slides_score_gaps")
 """),
     },
-    # exercise 6's slips asked of the grader's judge, which the kernel cannot import (and
-    # the answer's allowlist refuses): the line is flagged
+    # exercise 6's slips asked of the grader's judge, which the kernel cannot import (its
+    # sandbox holds course_utils, not the grader) and the answer's allowlist refuses
     "asks_the_graders_judge": {
         "my_slips": Cheat("""
 from grader.scoring import given_slips
 
 my_slips = {line: next(sizes for sizes in ((3, 4, 4, 8), (3, 8, 4, 4), (5, 4, 4, 4))
                        if given_slips.goes_wrong(line, sizes)) for line in given_slips.SLIPS}
-""", zero=True, flagged=True),
+""", zero=True),
     },
     # the visible check replaced in the first cell, then a wrong answer: the test cell reports
     # nothing, and the grader's comparison misses its value
