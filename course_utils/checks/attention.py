@@ -8,6 +8,7 @@ with their masked entries set to 0) or a transformation of its output.
 """
 
 import math
+import numbers
 
 import torch
 import torch.nn.functional as F
@@ -24,7 +25,9 @@ __all__ = [
     "check_attention_weights",
     "check_causal_attention",
     "check_score_gaps",
+    "check_slips",
     "check_softmax",
+    "line_of",
 ]
 
 MISTAKES = {
@@ -195,3 +198,52 @@ def check_score_gaps(actual, weights, name: str = "answer") -> None:
         raise AssertionError(f"{name}: {MISTAKES['gaps_positive']}")
     print(f"✓ {name}: two gaps, neither positive; whether they are right is checked when your "
           "work is graded")
+
+
+# 04's exercise 6: the lines of the given causal_attention that assign, named by what they
+# assign; whichever a student names, the grader decides outside the kernel whether each
+# sentence makes its line go wrong while the others hold (grader.scoring.given_slips)
+GIVEN_LINES = ("Q, K, V", "scores", "future", "alpha")
+LARGEST_SIZE = 64  # each size of a slip's sentence, so that grading stays small
+
+
+def line_of(name) -> str:
+    """A line's name as the checks and the grader compare it: lower case, without spaces or
+    commas ("Q, K, V" and "q,k,v" are both "qkv")."""
+    return "".join(str(name).lower().replace(",", " ").split())
+
+
+@checked_plainly
+def check_slips(actual, name: str = "answer") -> None:
+    """Fail unless ``actual`` is a dict of three entries, each a line of the given function
+    (by what it assigns, :data:`GIVEN_LINES`) and the sizes (n, d_model, d_k, d_v) of a
+    sentence: four whole numbers from 1 to :data:`LARGEST_SIZE`. Never whether they are right.
+
+    Which lines slip, and on which sentences, is the exercise: a check that said so would be
+    an oracle. Whether each sentence makes its line go wrong while the other two hold is
+    decided when the work is graded (``grader.scoring.given_slips``).
+    """
+    if actual is Ellipsis:
+        raise AssertionError(f"{name} is still `...`: write the three lines, each with a "
+                             "sentence's sizes")
+    if not isinstance(actual, dict) or len(actual) != 3:
+        got = type(actual).__name__ + (f" of {len(actual)} entries" if isinstance(actual, dict)
+                                       else "")
+        raise AssertionError(f"{name} should be a dict of three entries, one per line: "
+                             f"{{line: (n, d_model, d_k, d_v)}}; got {got}")
+    lines = [line_of(line) for line in actual]
+    known = [line_of(line) for line in GIVEN_LINES]
+    for line, sizes in actual.items():
+        if line_of(line) not in known:
+            raise AssertionError(f"{name}: {line!r} is not a line of the given function; name "
+                                 "a line by what it assigns: "
+                                 + ", ".join(repr(given) for given in GIVEN_LINES))
+        if not (isinstance(sizes, list | tuple) and len(sizes) == 4 and all(
+                isinstance(size, numbers.Integral) and not isinstance(size, bool)
+                and 1 <= size <= LARGEST_SIZE for size in sizes)):
+            raise AssertionError(f"{name}[{line!r}] should be four whole numbers from 1 to "
+                                 f"{LARGEST_SIZE}, (n, d_model, d_k, d_v); got {sizes!r}")
+    if len(set(lines)) != len(lines):
+        raise AssertionError(f"{name} names one line twice: give three different lines")
+    print(f"✓ {name}: three lines, each with a sentence's sizes; whether each sentence makes "
+          "its line go wrong while the other two hold is checked when your work is graded")

@@ -12,6 +12,11 @@ within 0.022 too, looser than their own rounding needs (0.006 and 0.004,
 1-point warm-up, and each likely slip (√d_k forgotten, divided by d_k, the keys weighted
 instead of the values, another student's sentence) moves at least one of the three values
 by more (tests/grader/scoring/test_by_hand_answers.py).
+
+The slips of exercise 6 (``my_slips``: each line of the given function that goes wrong, with
+a sentence on which it alone does) have many right answers: the grader judges the value the
+test cell reports by running that function, outside the kernel
+(``grader.scoring.given_slips``), and the visible check looks at the form only.
 """
 
 from course_utils.exercises.allowance import ATTENTION
@@ -22,7 +27,8 @@ NOTEBOOK = "04_alpha3_by_hand"
 EXERCISES = (
     Exercise("a_3_by_hand", NOTEBOOK, points=1, check="check_own_output_3",
              compare=Compare(rtol=0.0, atol=0.022)),
-    Exercise("causal_attention", NOTEBOOK, points=4, check="check_causal_attention",
+    Exercise("my_slips", NOTEBOOK, points=2, check="check_slips"),
+    Exercise("causal_attention", NOTEBOOK, points=2, check="check_causal_attention",
              twins=("course_utils.models.attention.attention_weights",),
              torch_twins=ATTENTION),
     # two decimals each, and one rounding either way

@@ -30,3 +30,25 @@ def test_a_prediction_that_is_no_number_is_refused_by_name(prediction):
 def test_what_must_be_named():
     with pytest.raises(TypeError, match="what: expected"):
         confront(1, 1, what="")
+
+
+ROWS = [[float("nan")] * 3, [0.8176, 0.1824, 0.0]]
+
+
+def test_rows_are_shown_beside_the_measured_rows_with_their_largest_difference(capsys):
+    line = confront([[None, "0/0", float("nan")], [0.82, 0.18, 0]], ROWS, what="rows 1 and 3")
+    assert line == ("rows 1 and 3: you predicted [[None, '0/0', nan], [0.82, 0.18, 0]], "
+                    "measured [[nan, nan, nan], [0.8176, 0.1824, 0]] (largest difference 0.0024)")
+    assert capsys.readouterr().out == line + "\n"
+
+
+def test_rows_that_differ_on_which_entries_have_a_number_are_told_so():
+    line = confront([[1, 0, 0], [0.82, 0.18, 0]], ROWS, what="rows 1 and 3")
+    assert line.endswith("(they differ on which entries have a number)")
+
+
+def test_missing_rows_are_said_and_rows_of_another_shape_are_refused_without_the_values():
+    assert "no prediction" in confront(..., ROWS, what="rows 1 and 3")
+    with pytest.raises(TypeError, match="shaped as 2 lists of 3 numbers, got") as refused:
+        confront([0.82, 0.18, 0.0], ROWS, what="rows 1 and 3")
+    assert "0.8176" not in str(refused.value)

@@ -92,8 +92,8 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
-# Exercise 6's given function: Q, K and V cut from one product in three equal parts (right
-# when d_v = d_k), the scale √d_model, the mask "I am good"'s 3 x 3.
+# Exercise 6's given function (exercise 7 writes it right): Q, K and V cut from one product in
+# three equal parts (right when d_v = d_k), the scale √d_model, the mask "I am good"'s 3 x 3.
 GIVEN_CAUSAL_ATTENTION = """
 def causal_attention(X, W_Q, W_K, W_V):
     Q, K, V = (X @ torch.cat([W_Q, W_K, W_V], dim=1)).chunk(3, dim=1)
@@ -117,26 +117,44 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
+# Exercise 6's slips, right: {line: (n, d_model, d_k, d_v)} of a sentence on which that line
+# goes wrong and the other two hold (grader.scoring.given_slips judges them)
+SLIPS = {"Q, K, V": (3, 4, 4, 8), "scores": (3, 8, 4, 4), "future": (5, 4, 4, 4)}
+
+
+def slips(**changed) -> str:
+    """A my_slips answer: SLIPS with the entries ``changed`` (the name with its spaces and
+    commas as underscores: Q_K_V) replaced, or removed where None."""
+    answer = dict(SLIPS)
+    for name, sizes in changed.items():
+        answer.pop(name.replace("_", ", ") if name == "Q_K_V" else name, None)
+        if sizes is not None:
+            answer[name.replace("_", ", ") if name == "Q_K_V" else name] = sizes
+    return f"my_slips = {answer!r}"
+
+
 WRONG = {
     "forgets_sqrt_dk": {
         **written(by_hand_answers(sentence_of("forgets_sqrt_dk"), scale=1.0), *BY_HAND),
         "causal_attention": causal_attention_with(scale=""),
+        # exercise 6: the scale's sentence keeps d_model = d_k, where √d_model is right
+        "my_slips": slips(scores=(3, 4, 4, 4)),
     },
     # Right on the lecture's example only (d_k = 4, so sqrt(d_k) = 2): the visible check's
     # second sentence (d_k = 3) names it.
     "hard_codes_two": {
         "causal_attention": causal_attention_with(scale="/ 2"),
-        # exercise 7: our own sentence's gaps, not the slides': the visible check looks at
+        # exercise 8: our own sentence's gaps, not the slides': the visible check looks at
         # the form only and passes them; the grade compares them with the stored answer
         "slides_score_gaps": "slides_score_gaps = [-1.5, -3.0]",
     },
-    # exercise 7: s_33 - s_3j, the gaps the other way round (the visible check names a
+    # exercise 8: s_33 - s_3j, the gaps the other way round (the visible check names a
     # positive gap)
     "masks_diagonal": {
         "slides_score_gaps": "slides_score_gaps = [1.29, 3.23]",
         "causal_attention": causal_attention_with(keep="tril(diagonal=-1)"),
     },
-    # exercise 7: the logs of the weights, the constant not taken out
+    # exercise 8: the logs of the weights, the constant not taken out
     "softmax_over_queries": {
         "slides_score_gaps": "slides_score_gaps = [math.log(0.21), math.log(0.03)]",
         "causal_attention": causal_attention_with(dim="0"),
@@ -162,10 +180,17 @@ WRONG = {
     "fills_the_future_with_minus_ten": {"causal_attention": causal_attention_with(fill="-10.0")},
     # the scale forgotten in a loop, one query at a time: the visible check names it
     "loop_forgets_sqrt_dk": {"causal_attention": LOOP_WITHOUT_SCALE},
-    # exercise 6's given function handed in as it is: right on the visible example only
-    "hands_in_the_given_function": {"causal_attention": GIVEN_CAUSAL_ATTENTION},
-    # two of its three slips fixed: the visible tests pass, a hidden one does not
-    "fixes_two_of_three": {"causal_attention": FIXES_TWO_OF_THREE},
+    # exercise 6's given function handed in as it is: right on the visible example only; and
+    # its chunk(3) slip shown on the test's second sentence's d_k = 3 and d_v = 2, where the
+    # three equal parts happen to be right
+    "hands_in_the_given_function": {"causal_attention": GIVEN_CAUSAL_ATTENTION,
+                                    "my_slips": slips(Q_K_V=(4, 4, 3, 2))},
+    # two of its three slips fixed: the visible tests pass, a hidden one does not; and the
+    # mask's sentence also changes d_model, so that the scale goes wrong there too
+    "fixes_two_of_three": {"causal_attention": FIXES_TWO_OF_THREE,
+                           "my_slips": slips(future=(5, 8, 4, 4))},
+    # a line that holds named instead of the mask (the visible check accepts any line)
+    "names_the_softmax_line": {"my_slips": slips(future=None, alpha=(5, 4, 4, 4))},
     "calls_the_library": {"causal_attention": TWIN_CAUSAL_ATTENTION},
 }
 
@@ -223,14 +248,25 @@ def causal_attention(X, W_Q, W_K, W_V):
 ARRAYS_AND_LISTS = by_hand_answers(sentence_of("arrays_and_lists"))
 
 CORRECT = {
-    "splits_the_one_product": {"causal_attention": SPLITS_THE_ONE_PRODUCT},
+    # other sentences, the lines spelled otherwise, lists for tuples
+    "splits_the_one_product": {
+        "causal_attention": SPLITS_THE_ONE_PRODUCT,
+        "my_slips": 'my_slips = {"q,k,v": [3, 5, 5, 1], "Scores": [3, 5, 3, 3], '
+                    '"future": [1, 6, 6, 6]}',
+    },
     # their id set in the notebook's id cell (SETS_ID), their own numbers: full marks
     "sets_own_id": written(by_hand_answers(sentence_of("sets_own_id")), *BY_HAND),
     "loops_and_skeletons": {
         "causal_attention": LOOP_FLOAT64_ATTENTION,
         **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
            for grade_id, numbers in by_hand_answers(sentence_of("loops_and_skeletons")).items()},
-        # exercise 7 unrounded, worked from the log of each weight
+        # exercise 6 built in a loop, its sizes NumPy's integers
+        "my_slips": "import numpy as np\n"
+                    "my_slips = {}\n"
+                    "for line, sizes in ((\"Q, K, V\", (3, 2, 2, 6)), (\"scores\", (3, 3, 2, 2)),\n"
+                    "                    (\"future\", (4, 2, 2, 2))):\n"
+                    "    my_slips[line] = tuple(np.array(sizes))",
+        # exercise 8 unrounded, worked from the log of each weight
         "slides_score_gaps": "w = [0.21, 0.03, 0.76]\n"
                              "slides_score_gaps = [math.log(w[j]) - math.log(w[2])\n"
                              "                     for j in (0, 1)]",
@@ -370,7 +406,7 @@ FOUND_ALPHA = search(_checks.check_own_alpha_3, 3, FOUND_SCORES, "alpha_3_by_han
                      candidates=[step / 200 for step in range(201)])
 """),
     },
-    # exercise 7's visible check asked for the gaps, in the first cell: it looks at the form
+    # exercise 8's visible check asked for the gaps, in the first cell: it looks at the form
     # only, so the loop keeps the first candidates, [-4.0, -4.0]
     "brute_forces_the_gaps_check": {
         "slides_score_gaps": Cheat("slides_score_gaps = list(FOUND_GAPS)", zero=True,
@@ -379,6 +415,23 @@ from course_utils import checks as _checks
 
 FOUND_GAPS = search(_checks.check_score_gaps, 2, [0.21, 0.03, 0.76], "slides_score_gaps")
 """),
+    },
+    # exercise 6's slips asked of the grader's judge, which the kernel cannot import (its
+    # sandbox holds course_utils, not the grader) and the answer's allowlist refuses
+    "asks_the_graders_judge": {
+        "my_slips": Cheat("""
+from grader.scoring import given_slips
+
+my_slips = {line: next(sizes for sizes in ((3, 4, 4, 8), (3, 8, 4, 4), (5, 4, 4, 4))
+                       if given_slips.goes_wrong(line, sizes)) for line in given_slips.SLIPS}
+""", zero=True),
+    },
+    # the visible check replaced in the first cell, then a wrong answer: the test cell reports
+    # nothing, and the grader's comparison misses its value
+    "silences_the_slips_check": {
+        "my_slips": Cheat('my_slips = {"alpha": (3, 4, 4, 4)}', zero=True,
+                          first_cell="from course_utils import checks as _checks\n"
+                                     "_checks.check_slips = lambda *args, **kwargs: None\n"),
     },
     # the IPython shell's traceback silenced, then a wrong answer: the test must not pass
     "hides_its_failures": {

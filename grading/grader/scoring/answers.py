@@ -7,7 +7,9 @@ grades the class (:mod:`grader.scoring.selfcheck`'s job), with
 ``CompareOutside.record`` on: the values each test cell checks are kept in the cell's
 metadata instead of compared. It is graded twice, under two student ids, and a value that
 differs between them depends on the student (04's own sentence): it is stored as
-``{"per_student": true}``, every other as ``{"value": ...}``. The result is
+``{"per_student": true}``; a value the grader judges (``outside.JUDGED``: many answers are
+right) as ``{"judged": true}``, once its judge accepts the solution's; every other as
+``{"value": ...}``. The result is
 ``answers/<assignment>/<notebook>.json`` beside ``nbgrader_config.py``::
 
     {"tests": {"test_attention_update": [{"value": {"array": ...}}, ...], ...}}
@@ -31,7 +33,7 @@ from grader.running.machine import default_workers
 from grader.running.sandbox import Limits
 from grader.running.worker import Result
 from grader.scoring import selfcheck
-from grader.scoring.outside import REPORTED
+from grader.scoring.outside import JUDGED, REPORTED
 from grader.scoring.same_value import kept, same
 
 __all__ = ["SECOND", "store"]
@@ -87,11 +89,23 @@ def entries(first: str, second: str) -> dict[str, list[dict]]:
         if len(others) != len(values):
             raise ValueError(f"{grade_id} checks {len(values)} values under one id and "
                              f"{len(others)} under another")
+        if grade_id in JUDGED:
+            stored[grade_id] = [_judged(grade_id, value, index)
+                                for index, value in enumerate(values)]
+            continue
         rule = rule_of(grade_id.removeprefix("test_"))
         stored[grade_id] = [{"value": kept(value, rule)} if same(other, kept(value, rule), rule)
                             else {"per_student": True}
                             for value, other in zip(values, others, strict=True)]
     return stored
+
+
+def _judged(grade_id: str, value, index: int) -> dict:
+    """The stored entry of a judged value: the judge must accept the solution's."""
+    if not JUDGED[grade_id](value, index):
+        raise ValueError(f"the solution's value {index + 1} of {grade_id} is not right by "
+                         "its judge (grader.scoring.outside.JUDGED)")
+    return {"judged": True}
 
 
 def _reported(notebook) -> dict[str, list]:

@@ -18,7 +18,9 @@ there (best effort) flag when the library computed it.
 A stored entry is ``{"value": <encoded>}``, or ``{"per_student": true}`` for a value that
 depends on the student's id (04's sentence): the grader compares those with the answer it
 works out for that student (:data:`PER_STUDENT`) where it has one, and otherwise leaves
-them to the kernel's verdict. How values compare (tolerance, order) is the exercise's
+them to the kernel's verdict; or ``{"judged": true}`` for a value that many answers get right
+(04's slips of a given function): the grader's judge of that test cell decides
+(:data:`JUDGED`). How values compare (tolerance, order) is the exercise's
 record's ``compare`` (``course_utils.exercises``).
 """
 
@@ -34,15 +36,18 @@ from course_utils.checks.guards.report import MIME
 from course_utils.exercises import rule_of
 from grader.cells import OUTSIDE, errors, is_test, marks
 from grader.scoring.by_hand_answers import PER_STUDENT as BY_HAND
+from grader.scoring.given_slips import JUDGED as GIVEN_SLIPS
 from grader.scoring.same_value import same
 
-__all__ = ["OUTSIDE", "PER_STUDENT", "REPORTED", "CompareOutside", "stored_answers",
+__all__ = ["JUDGED", "OUTSIDE", "PER_STUDENT", "REPORTED", "CompareOutside", "stored_answers",
            "take_reports"]
 
 REPORTED = "reported"  # the cell metadata where ``record`` keeps a test cell's values
 # {grade id of a test cell: function(student id, index of the value) -> expected encoded
 # value, or None where the grader cannot work it out}
 PER_STUDENT: dict[str, Callable[[str, int], object]] = {**BY_HAND}
+# {grade id of a test cell: function(the reported value, its index) -> whether it is right}
+JUDGED: dict[str, Callable[[object, int], bool]] = {**GIVEN_SLIPS}
 
 
 class CompareOutside(NbGraderPreprocessor):
@@ -115,6 +120,12 @@ def verdict(grade_id: str, reported: list, stored: dict | None, student: str) ->
                 "something else reported values while the test ran")
     for index, (got, entry) in enumerate(zip(reported, expected, strict=True)):
         want = entry.get("value")
+        if entry.get("judged"):
+            judge = JUDGED.get(grade_id)
+            if judge is None or not judge(got, index):
+                return (f"check {index + 1} of {len(expected)} got a value that is not right "
+                        "(judged outside your notebook, by the grader)")
+            continue
         if entry.get("per_student"):
             answer = PER_STUDENT.get(grade_id)
             want = answer(student, index) if answer else None

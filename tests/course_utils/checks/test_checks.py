@@ -3,6 +3,7 @@
 import importlib
 import math
 import pkgutil
+import re
 
 import pytest
 import torch
@@ -235,6 +236,39 @@ def test_the_score_gaps_check_is_no_oracle():
 def test_each_malformed_score_gap_is_named(gaps, words):
     with pytest.raises(AssertionError, match=words):
         checks.check_score_gaps(gaps, SLIDES_ROW, name="slides_score_gaps")
+
+
+# --- 04's exercise 6: the slips of the given function -----------------------------------------
+
+SLIPS = {"Q, K, V": (3, 4, 4, 8), "scores": (3, 8, 4, 4), "future": (5, 4, 4, 4)}
+
+
+@pytest.mark.parametrize("slips", [
+    SLIPS,
+    {"q,k,v": [3, 5, 5, 1], "Scores": [3, 5, 3, 3], "future": [1, 6, 6, 6]},
+    {"alpha": (3, 4, 4, 4), "scores": (3, 4, 4, 4), "future": (3, 4, 4, 4)},   # wrong: passes
+])
+def test_the_slips_check_looks_at_the_form_only(slips, capsys):
+    checks.check_slips(slips, name="my_slips")
+    assert "checked when your work is graded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("slips", "words"), [
+    (..., "still `...`"),
+    ([("scores", (3, 8, 4, 4))], "a dict of three entries"),
+    ({"scores": (3, 8, 4, 4)}, "got dict of 1 entries"),
+    ({**SLIPS, "alpha": (3, 4, 4, 4)}, "got dict of 4 entries"),
+    ({"Q, K, V": (3, 4, 4, 8), "scores": (3, 8, 4, 4), "return": (5, 4, 4, 4)},
+     "'return' is not a line of the given function"),
+    ({**SLIPS, "future": (5, 4, 4)}, "four whole numbers from 1 to 64"),
+    ({**SLIPS, "future": (5, 4, 4.5, 4)}, "four whole numbers"),
+    ({**SLIPS, "future": (0, 4, 4, 4)}, "four whole numbers"),
+    ({**SLIPS, "future": (5, 4, 4, 65)}, "four whole numbers"),
+    ({"Q, K, V": (3, 4, 4, 8), "qkv": (3, 8, 4, 4), "future": (5, 4, 4, 4)}, "one line twice"),
+])
+def test_each_malformed_slips_answer_is_named(slips, words):
+    with pytest.raises(AssertionError, match=re.escape(words)):
+        checks.check_slips(slips, name="my_slips")
 
 
 def test_comparing_says_what_it_could_not_compare_and_goes_on(capsys):
