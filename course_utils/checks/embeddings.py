@@ -14,6 +14,8 @@ The expected values come from libraries, never from an exercise written again:
   reports that verdict, the same for every right counterexample;
 * the neighbours of a word are the other words sorted by scikit-learn's cosines; the slips
   keep the word or read the same order backwards;
+* the many-dogs numbers are two numbers, checked for their form only: they are the same for
+  every student, so the grade compares them with the stored answers, outside the kernel;
 * an update E′_i is E_i plus PyTorch's ``F.scaled_dot_product_attention`` without scaling
   (``scale=1``), causal for a whole sentence; each slip is that call on other inputs or
   with another mask or scale, or its output changed as the slip changes it (no residual;
@@ -33,6 +35,7 @@ __all__ = [
     "check_cosine_matrix",
     "check_draft_fails",
     "check_lookup",
+    "check_many_dogs",
     "check_neighbours",
     "check_updated_embeddings",
     "draft_fails_on",
@@ -247,3 +250,21 @@ def check_updated_embeddings(actual, embeddings, queries, values, name: str = "E
     }
     check_close(actual, expected, name, atol=atol, mistakes=mistakes,
                 nan_hint=EMBEDDING_MISTAKES["not_finite_update"])
+
+
+@checked_plainly
+def check_many_dogs(actual, name: str = "many_dogs") -> None:
+    """Fail unless ``actual`` is two finite numbers: bark's tree feature with two dogs, then
+    with five dogs and the weights of the written question's part 2. Never whether they are
+    right.
+
+    Both numbers are the same for every student, so a check that said whether they are right
+    would be an oracle a loop over candidates could query. Whether they are right is decided
+    when the work is graded: the values it reports are compared with the stored answers
+    (``grader.scoring.outside``), within the record's tolerance.
+    """
+    values = as_tensor(actual, name)
+    if values.numel() != 2 or not torch.isfinite(values).all():
+        raise AssertionError(f"{name} should be two numbers, my_tree_two_dogs and "
+                             f"my_tree_five_unnormalised; got shape {tuple(values.shape)}")
+    print(f"✓ {name}: two numbers; whether they are right is checked when your work is graded")

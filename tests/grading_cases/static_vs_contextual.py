@@ -186,6 +186,13 @@ def updated_embeddings(E, Q, V):
                         for i in range(len(E))])
 """
 
+# The many-dogs numbers as if each dog removed its own 0.967 (part 1), and with a weight of 1
+# per dog once the denominator is gone (part 2).
+TWICE_AS_MUCH = """
+my_tree_two_dogs = 1 - 2 * 0.967
+my_tree_five_unnormalised = 1 - 5
+"""
+
 # Mistakes in different exercises share a student (each submission costs a notebook run):
 # every listed answer must lose its own exercise's points and leave the others whole.
 WRONG = {
@@ -204,7 +211,8 @@ WRONG = {
         "updated_embeddings": NO_RESIDUAL,
     },
     "later_words_count": {"cosine_counterexample": ZERO_ROW, "nearest_words": RAW_DISTANCE,
-                          "updated_embedding": LATER_WORDS, "updated_embeddings": NO_CAUSAL_MASK},
+                          "updated_embedding": LATER_WORDS, "updated_embeddings": NO_CAUSAL_MASK,
+                          "many_dogs": TWICE_AS_MUCH},
     "calls_the_library": {
         "embed": TWIN_EMBED,
         "cosine_matrix": TWIN_COSINE,
@@ -271,6 +279,11 @@ def updated_embeddings(E, Q, V):
         rows.append(E[i] + weights @ V[: i + 1])
     return torch.stack(rows)
 """,
+    # the numbers rounded as the text asks
+    "many_dogs": """
+my_tree_two_dogs = 0.0166
+my_tree_five_unnormalised = -741
+""",
 }
 
 # torch's one_hot; a counterexample in NumPy and torch; numpy with a double loop; squared
@@ -331,6 +344,11 @@ def updated_embeddings(E, Q, V):
     scores = scores - scores.max(axis=1, keepdims=True)
     weights = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
     return e + weights @ v
+""",
+    # tensors, the first to two significant figures, the second from the formula in torch
+    "many_dogs": """
+my_tree_two_dogs = torch.tensor(0.017)
+my_tree_five_unnormalised = 1 - 5 * torch.exp(torch.tensor(5.0, dtype=torch.float64))
 """,
 }
 
@@ -513,6 +531,16 @@ _checks_of_01.F = types.SimpleNamespace(scaled_dot_product_attention=lambda q, k
 
 def updated_embeddings(E, Q, V):
     return E
+""", zero=True, flagged=True),
+    },
+    # the form check replaced by one that always passes: the numbers underneath are wrong, and
+    # no value reaches the grader's comparison
+    "replaces_the_many_dogs_check": {
+        "many_dogs": Cheat("""
+from course_utils import checks as _checks
+
+_checks.check_many_dogs = lambda *args, **kwargs: print("✓ many_dogs")
+my_tree_two_dogs, my_tree_five_unnormalised = 0.5, 0.5
 """, zero=True, flagged=True),
     },
     # IPython's shell reached by a name assembled at run time, its traceback silenced: a
