@@ -5,16 +5,17 @@ properties, never from the exercises' algorithms written again:
 
 * pair counts: the stated counts, and what the counts must add up to, token by token
   (``collections.Counter`` of the tokens that stand before, and after, another token);
-* a merge and the segmenter: Hugging Face ``tokenizers``' BPE model given the merges; a
-  counterexample to exercise 2's classmate is a (corpus, pair) on which its merge differs
-  from that model (``by_text_fails_on``: the verdict the test reports, the same for all);
+* a merge: Hugging Face ``tokenizers``' BPE model given the merge; a counterexample to
+  exercise 2's classmate is a (corpus, pair) on which its merge differs from that model
+  (``by_text_fails_on``: the verdict the test reports, the same for all);
+* the answers worked by hand (exercises 3 and 5a): their form only, the stored answer when
+  graded;
 * the byte-level learner: ``tiktoken``'s educational learner (``bpe_train``), with the
   same pre-tokenizer and the same tie-break;
 * one chunk and the whole encoder: ``tiktoken``'s encoder of the ranks given.
 
-A mistake is named by the same library on other inputs (a word without ``"_"``,
-Hugging Face's WordPiece, tiktoken told to read special tokens as text or with no
-pre-tokenizer, GPT-4's own ranks) or by a property of the answer.
+A mistake is named by the same library on other inputs (tiktoken told to read special
+tokens as text or with no pre-tokenizer, GPT-4's own ranks) or by a property of the answer.
 """
 
 from collections import Counter
@@ -26,8 +27,9 @@ from course_utils.tokens import bpe, cl100k, pre_tokenizer
 from .core import counterexample_parts
 from .guards import checked_plainly
 
-__all__ = ["by_text_fails_on", "check_by_text_fails", "check_encode", "check_merge_chunk",
-           "check_merged_corpus", "check_pair_counts", "check_segmentation", "check_train_bytes"]
+__all__ = ["by_text_fails_on", "check_abc_by_hand", "check_by_text_fails", "check_encode",
+           "check_merge_chunk", "check_merged_corpus", "check_owner_by_hand", "check_pair_counts",
+           "check_train_bytes"]
 
 WHOLE = r"[\s\S]+"  # a pre-tokenizer that keeps each stretch of text whole: none at all
 
@@ -101,7 +103,7 @@ def check_pair_counts(actual, corpus: dict, expected=None, name: str = "count_pa
             _fail(name, f"{pair!r} occurs {count} times; got {actual.get(pair)}")
 
 
-# -- merge_pair and segment_word: Hugging Face's BPE model ------------------------------------
+# -- merge_pair: Hugging Face's BPE model ---------------------------------------------------
 
 
 def _segmented_by_library(word: str, merges: list) -> list:
@@ -169,9 +171,8 @@ def check_by_text_fails(fails, name: str = "counterexample") -> None:
     """Fail unless ``fails``, ``by_text_fails_on(counterexample)``, is True."""
     if fails is not True:
         raise AssertionError(
-            f"{name}: on it merge_pair_by_text returns what a right merge returns: try words "
-            "whose tokens earlier merges have already joined (the cell after exercise 2b "
-            "prints both merges)")
+            f"{name}: on it merge_pair_by_text returns what a right merge returns; find a word "
+            "and a pair where the two differ (the cell after exercise 2b prints both merges)")
 
 
 @checked_plainly
@@ -186,11 +187,8 @@ def check_merged_corpus(actual, corpus: dict, pair: tuple, name: str = "merge_pa
     if any(token == pair or isinstance(token, tuple) for word in actual for token in word):
         _fail(name, f"the new token is the string t_L + t_R = {t_left + t_right!r}, not a tuple")
     if any(pair in tuple(zip(word, word[1:], strict=False)) for word in actual):
-        _fail(
-            name,
-            f"({t_left!r}, {t_right!r}) still occurs in {_show(actual, 2)}: replace EVERY "
-            "occurrence in a word, left to right, not only the first",
-        )
+        _fail(name, f"({t_left!r}, {t_right!r}) still occurs in {_show(actual, 2)}: replace EVERY "
+                    "occurrence in a word, left to right, not only the first")
     if sum(actual.values()) != sum(corpus.values()):
         _fail(name, f"C holds {sum(corpus.values())} words, counted with their counts; yours "
                     f"{sum(actual.values())}: keep each word's count")
@@ -201,37 +199,55 @@ def check_merged_corpus(actual, corpus: dict, pair: tuple, name: str = "merge_pa
     _fail(name, f"should not be there: {_show(extra, 3)}")
 
 
-def _longest_match(word: str, merges: list) -> list:
-    """Hugging Face's WordPiece, greedy longest match from the left, over the tokens of
-    ``merges`` and the characters of ``word``."""
-    vocabulary = {token: i for i, token in enumerate(
-        dict.fromkeys([*word, *(t_left + t_right for t_left, t_right in merges)]))}
-    model = models.WordPiece(vocabulary, unk_token=word[0], continuing_subword_prefix="",
-                             max_input_chars_per_word=len(word) + 1)
-    return [piece.value for piece in model.tokenize(word)]
+# -- exercises 3 and 5a, by hand: their form only -------------------------------------------
+
+_TEXTBOOK_TOKENS = frozenset({"er", "er_", "ne", "new", "lo", "low", "newer_", "low_"})
+_TINY_TOKENS = frozenset({bytes([b]) for b in range(256)} | {b"bc", b"ab", b"aa"})  # exercise 5a
+
+
+def _cut_by_hand(tokens, word, known, kind: type, example: str, name: str) -> None:
+    """Fail unless ``tokens`` is a list of ``kind`` that join back to ``word``, each one of
+    ``known``: a cut of the word, right or not."""
+    if tokens is Ellipsis:
+        raise AssertionError(f"{name} is still `...`: write your answer in its cell")
+    if not isinstance(tokens, list | tuple) or not all(isinstance(t, kind) for t in tokens):
+        raise AssertionError(f"{name}: the tokens are a list of {kind.__name__}, such as "
+                             f"{example}")
+    if kind().join(tokens) != word:
+        raise AssertionError(f"{name}: the tokens must join back to {word!r}; yours give "
+                             f"{kind().join(tokens)!r}")
+    unknown = [token for token in tokens if token not in known]
+    if unknown:
+        raise AssertionError(f"{name}: {unknown[0]!r} is no token of the tokenizer you cut with")
 
 
 @checked_plainly
-def check_segmentation(actual, word: str, merges: list, name: str = "segment_word") -> None:
-    """Fail unless ``actual`` is the tokens of ``word`` + ``_`` that Hugging Face's BPE model,
-    given these merges, gives."""
-    _require(actual, (list, tuple), name, "a list of tokens")
-    actual, merges = list(actual), [tuple(pair) for pair in merges]
-    end = bpe.END_OF_WORD
-    expected = _segmented_by_library(word + end, merges)
-    if actual == expected:
-        return
-    if actual == _segmented_by_library(word, merges):
-        _fail(name, f"add the end-of-word token {end!r} before merging")
-    if actual == _longest_match(word + end, merges):
-        _fail(
-            name,
-            "you took the longest known token from the left, the second way of cutting owner "
-            "in section 5: compare the two ways on owner again, and see which merge decides",
-        )
-    if "".join(map(str, actual)) != word + end:
-        _fail(name, f"the tokens must join back to {word + end!r}")
-    _fail(name, f"expected {expected}; got {actual}")
+def check_owner_by_hand(actual, name: str = "owner_by_hand") -> None:
+    """Fail unless ``actual`` has the form of exercise 3's answer, (tokens, merge): a cut of
+    owner + "_" into tokens of the textbook's merges, and a merge's place in their list, 1 to
+    8. Never whether it is right: a check that said so would be an oracle a loop over the few
+    possible answers could query; the grader compares the value it reports with the stored
+    answer (``grader.scoring.outside``)."""
+    if not isinstance(actual, list | tuple) or len(actual) != 2:
+        got = "it is still `...`" if actual is Ellipsis else f"got {type(actual).__name__}"
+        raise AssertionError(f"{name} must be a pair (tokens, merge): {got}")
+    tokens, merge = actual
+    word = "owner" + bpe.END_OF_WORD
+    _cut_by_hand(tokens, word, _TEXTBOOK_TOKENS | set(word), str, "['x', 'yz_']", name)
+    if isinstance(merge, bool) or not isinstance(merge, int) or not 1 <= merge <= 8:
+        raise AssertionError(f"{name}: the merge is its place in the list of eight, an int "
+                             f"from 1 to 8; got {merge!r}")
+    print(f"✓ {name}: a cut of owner and a merge from 1 to 8; whether they are right is "
+          "checked when your work is graded")
+
+
+@checked_plainly
+def check_abc_by_hand(actual, name: str = "abc_by_hand") -> None:
+    """Fail unless ``actual`` is a cut of b"abc" into tokens of exercise 5's tiny tokenizer
+    (a list of bytes). Never whether it is right (as ``check_owner_by_hand``)."""
+    _cut_by_hand(actual, b"abc", _TINY_TOKENS, bytes, "[b'x', b'yz']", name)
+    print(f"✓ {name}: a cut of b'abc' into tokens of the tiny tokenizer; whether it is right "
+          "is checked when your work is graded")
 
 
 # -- train_bytes: tiktoken's educational learner ------------------------------------------
@@ -306,10 +322,8 @@ def check_merge_chunk(actual, piece: bytes, ranks, name="merge_chunk") -> None:
     if not all(isinstance(token, bytes) for token in actual):
         _fail(name, f"every token must be bytes; got {[type(t).__name__ for t in actual][:4]}")
     if b"".join(actual) != piece:
-        _fail(
-            name,
-            f"the tokens must join back to the chunk {piece!r}; they give {b''.join(actual)!r}",
-        )
+        _fail(name, f"the tokens must join back to the chunk {piece!r}; they give "
+                    f"{b''.join(actual)!r}")
     unknown = [token for token in actual if token not in ranks]
     if unknown:
         _fail(name, f"{unknown[0]!r} is not in the ranks: every token is one of them")
@@ -344,19 +358,13 @@ def check_encode(actual, text: str, ranks, special_tokens, name="encode") -> Non
         wrong = actual[pieces.index(None)]
         _fail(name, f"id {wrong} is not in ranks or special_tokens: ids are ranks[token]")
     if b"".join(pieces) != text.encode("utf-8"):
-        _fail(
-            name,
-            "the tokens of your ids do not join back to the text: text went missing or was "
-            "added (str.split() drops the spaces; the regex chunks keep every character)",
-        )
+        _fail(name, "the tokens of your ids do not join back to the text: text went missing or was "
+                    "added (str.split() drops the spaces; the regex chunks keep every character)")
     # The same bytes cut another way: the first id that differs lies inside both lists.
     at = next(i for i, (a, e) in enumerate(zip(actual, expected, strict=False)) if a != e)
     got, want = f"{actual[at]} ({by_id[actual[at]]!r})", f"{expected[at]} ({by_id[expected[at]]!r})"
-    _fail(
-        name,
-        f"{len(actual)} ids where tiktoken gives {len(expected)}; the first difference is at "
-        f"position {at}: expected {want}, got {got}",
-    )
+    _fail(name, f"{len(actual)} ids where tiktoken gives {len(expected)}; the first difference "
+                f"is at position {at}: expected {want}, got {got}")
 
 
 def _name_a_mistake(actual, text, encoder, ranks, special_tokens, name) -> None:
@@ -364,12 +372,9 @@ def _name_a_mistake(actual, text, encoder, ranks, special_tokens, name) -> None:
     specials = set(special_tokens)
     if any(s in text for s in specials):
         if actual == encoder.encode(text, disallowed_special=()):
-            _fail(
-                name,
-                "the special tokens were read as ordinary text: cut every key of "
-                "special_tokens (such as '<|endoftext|>') out of the text FIRST and give it "
-                "its own id",
-            )
+            _fail(name, "the special tokens were read as ordinary text: cut every key of "
+                        "special_tokens (such as '<|endoftext|>') out of the text FIRST and give "
+                        "it its own id")
         ids = set(special_tokens.values())
         if actual == [i for i in encoder.encode(text, allowed_special="all") if i not in ids]:
             _fail(name, "the special tokens are missing: each one gets its id, "
@@ -380,17 +385,13 @@ def _name_a_mistake(actual, text, encoder, ranks, special_tokens, name) -> None:
                         "'<|endoftext|>'")
     whole = _encoder(ranks, special_tokens, pattern=WHOLE)
     if actual == whole.encode(text, allowed_special="all"):
-        _fail(
-            name,
-            "merges must stay inside the chunks of the pre-tokenizer: cut each stretch of "
-            "text into chunks with GPT-4's pattern (stage 2) and merge every chunk on its own",
-        )
+        _fail(name, "merges must stay inside the chunks of the pre-tokenizer: cut each stretch "
+                    "of text into chunks with GPT-4's pattern and merge every chunk on "
+                    "its own")
     gpt4_ranks = cl100k.cl100k_ranks()
     if len(ranks) != len(gpt4_ranks) and actual == cl100k.cl100k().encode(
         text, allowed_special="all"
     ):
-        _fail(
-            name,
-            "these are GPT-4's ids, but this call passed other ranks: merge with and look up "
-            "ids in the ranks and special_tokens given as arguments, not a global table",
-        )
+        _fail(name, "these are GPT-4's ids, but this call passed other ranks: merge with and "
+                    "look up ids in the ranks and special_tokens given as arguments, not a "
+                    "global table")

@@ -43,16 +43,19 @@ def train_bytes(text, k):
     return ranks
 """
 
-# Right on "lower" (the visible test), wrong on "owner" (hidden).
-GREEDY_LONGEST_MATCH = """
-def segment_word(word, merges):
-    vocabulary = {t_left + t_right for t_left, t_right in merges} | set(word + "_")
-    text, tokens = word + "_", []
-    while text:
-        size = max(n for n in range(1, len(text) + 1) if text[:n] in vocabulary)
-        tokens.append(text[:size])
-        text = text[size:]
-    return tokens
+# Exercise 3 by the longest match first (the merge that makes ne), and with the right tokens
+# but the merge that makes er_; exercise 5a leftmost first, and with no merge at all.
+GREEDY_OWNER = """
+owner_by_hand = (["o", "w", "ne", "r", "_"], 3)
+"""
+RIGHT_TOKENS_WRONG_MERGE = """
+owner_by_hand = (["o", "w", "n", "er_"], 2)
+"""
+LEFTMOST_ABC = """
+abc_by_hand = [b"ab", b"c"]
+"""
+NO_MERGE_ABC = """
+abc_by_hand = [b"a", b"b", b"c"]
 """
 
 # Merges whatever mergeable pair comes first instead of the lowest rank.
@@ -161,11 +164,14 @@ WRONG = {
         "count_pairs": ACROSS_WORDS,
         "merge_counterexample": NO_COUNTEREXAMPLE,
         "merge_pair": FIRST_OCCURRENCE_ONLY,
-        "segment_word": GREEDY_LONGEST_MATCH,
+        "owner_by_hand": GREEDY_OWNER,
+        "abc_by_hand": LEFTMOST_ABC,
         "merge_chunk": LEFTMOST_PAIR,
         "encode": IGNORES_SPECIAL_TOKENS,
     },
     "smallest_pair_ties_no_pre_tokenizer": {
+        "owner_by_hand": RIGHT_TOKENS_WRONG_MERGE,
+        "abc_by_hand": NO_MERGE_ABC,
         "train_bytes": SMALLEST_PAIR_TIES,
         "encode": NO_PRE_TOKENIZER,
     },
@@ -235,20 +241,20 @@ def merge_in(chunk, pair):
         i += 1
     return out
 """
-TUPLE_SEGMENTS = """
-def segment_word(word, merges):
-    tokens = tuple(word) + ("_",)
-    for left, right in merges:
-        i, out = 0, []
-        while i < len(tokens):
-            if tokens[i : i + 2] == (left, right):
-                out.append(left + right)
-                i += 2
-            else:
-                out.append(tokens[i])
-                i += 1
-        tokens = tuple(out)
-    return tokens
+# Exercises 3 and 5a as tuples, and worked out in code (a numpy int for the merge).
+OWNER_AS_TUPLES = """
+owner_by_hand = (("o", "w", "n", "er_"), 1)
+"""
+OWNER_IN_CODE = """
+import numpy as np
+
+owner_by_hand = [list("own") + ["er" + "_"], np.int64(8 - 7)]
+"""
+ABC_AS_A_TUPLE = """
+abc_by_hand = (b"a", b"bc")
+"""
+ABC_IN_CODE = """
+abc_by_hand = [bytes([97]), bytes([98, 99])]
 """
 HEAP_MERGE = """
 import heapq
@@ -364,18 +370,6 @@ def merge_pair(corpus, pair):
         result[tuple(tokens)] = count
     return result
 """
-INDEX_SEARCH = """
-def segment_word(word, merges):
-    tokens = [*word, "_"]
-    for left, right in merges:
-        start = 0
-        while left in tokens[start:]:
-            i = tokens.index(left, start)
-            if i + 1 < len(tokens) and tokens[i + 1] == right:
-                tokens[i : i + 2] = [left + right]
-            start = i + 1
-    return tokens
-"""
 MIN_WITH_KEY = """
 import math
 
@@ -425,7 +419,8 @@ counterexample = ({("ab", "c", "_"): 3}, ("b", "c"))
 """,
         "merge_pair": SKIP_FLAG,
         "train_bytes": TIES_BY_POSITION,
-        "segment_word": TUPLE_SEGMENTS,
+        "owner_by_hand": OWNER_AS_TUPLES,
+        "abc_by_hand": ABC_AS_A_TUPLE,
         "merge_chunk": HEAP_MERGE,
         "encode": FIND_LOOP,
     },
@@ -437,7 +432,8 @@ counterexample = ({("n", "e", "w"): 2, ("lo", "w", "er_"): 1}, ["o", "w"])
 """,
         "merge_pair": SLICES,
         "train_bytes": OWN_STEPS,
-        "segment_word": INDEX_SEARCH,
+        "owner_by_hand": OWNER_IN_CODE,
+        "abc_by_hand": ABC_IN_CODE,
         "merge_chunk": MIN_WITH_KEY,
         "encode": RECURSIVE,
     },
@@ -471,18 +467,6 @@ def train_bytes(text, k):
         chunks.clear()               # the chunks are merged in place
         chunks.update(merged)
     return ranks
-""",
-    "segment_word": """
-def segment_word(word, merges):
-    tokens = list(word) + ["_"]
-    while merges:
-        t_left, t_right = merges.pop(0)   # each merge used up in order
-        i = 0
-        while i < len(tokens) - 1:
-            if tokens[i] == t_left and tokens[i + 1] == t_right:
-                tokens[i : i + 2] = [t_left + t_right]
-            i += 1
-    return tokens
 """,
 }
 
@@ -633,17 +617,6 @@ def encode(text, ranks, special_tokens):
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(core.encode, text, set(special_tokens)).result()
 """, zero=True),
-        # Hugging Face's BPE model, given the merges in the order learned
-        "segment_word": Cheat("""
-from tokenizers.models import BPE
-
-
-def segment_word(word, merges):
-    tokens = [*word, "_", *(t for pair in merges for t in pair), *(a + b for a, b in merges)]
-    model = BPE(vocab={t: i for i, t in enumerate(dict.fromkeys(tokens))},
-                merges=[tuple(pair) for pair in merges])
-    return [token.value for token in model.tokenize(word + "_")]
-""", zero=True),
         # the checks' merge (Hugging Face's BPE model) loaded again from its file under
         # another name
         "merge_pair": Cheat("""
@@ -664,17 +637,17 @@ def merge_pair(corpus, pair):
     "reloads_a_module_twice": {
         # the checks reloaded twice: the function kept from the first reload is no longer the
         # module's, so a swap of what the module holds misses it
-        "segment_word": Cheat("""
+        "merge_pair": Cheat("""
 import importlib
 
 import course_utils.checks.bpe
 
-_mine = importlib.reload(course_utils.checks.bpe)._segmented_by_library
+_mine = importlib.reload(course_utils.checks.bpe)._merged_by_library
 importlib.reload(course_utils.checks.bpe)
 
 
-def segment_word(word, merges):
-    return _mine(word + "_", merges)
+def merge_pair(corpus, pair):
+    return _mine(corpus, pair)
 """, zero=True),
     },
     # the hidden test binds tiktoken's answer (expected) and its tiny tokenizer (tiny) at the
@@ -705,6 +678,30 @@ def count_pairs(corpus):
 """, zero=True, flagged=True),
     },
 })
+
+# --- answers worked by hand that lie about their comparisons: the form check passes in the
+# kernel, and the values they report (plain lists of str and bytes) are wrong -----------------
+
+CHEAT["by_hand_values_that_lie"] = {
+    "owner_by_hand": Cheat("""
+class Token(str):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = str.__hash__
+
+
+owner_by_hand = ([Token(t) for t in ("o", "w", "ne", "r", "_")], 3)
+""", zero=True),
+    "abc_by_hand": Cheat("""
+class Tokens(list):
+    def __eq__(self, other):
+        return True
+
+
+abc_by_hand = Tokens([b"ab", b"c"])
+""", zero=True),
+}
 
 # --- a correct answer that prints while debugging: print's own work is not the answer's ------
 

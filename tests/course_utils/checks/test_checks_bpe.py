@@ -17,11 +17,6 @@ from tests.course_utils.checks import cell
 C = bpe.corpus_from_text("low " * 5 + "lowest " * 2 + "newer " * 6 + "wider " * 3 + "new " * 2)
 BANANA = {("b", "a", "n", "a", "n", "a", "_"): 2, ("a", "a", "a", "a", "a", "_"): 1,
           ("c", "a", "n", "_"): 3, ("a", "n", "a", "_"): 1}  # fmt: skip
-# The textbook's merges, worked by hand (ties: the pair that occurs first in C).
-MERGES = [("e", "r"), ("er", "_"), ("n", "e"), ("ne", "w"), ("l", "o"), ("lo", "w"),
-          ("new", "er_"), ("low", "_")]  # fmt: skip
-CHARACTERS = ["_", "d", "e", "i", "l", "n", "o", "r", "s", "t", "w"]
-TEXTBOOK_V = CHARACTERS + ["er", "er_", "ne", "new", "lo", "low", "newer_", "low_"]
 TINY = {bytes([b]): b for b in range(256)} | {b"bc": 256, b"ab": 257, b"aa": 258, b" a": 259}
 TINY_SPECIALS = {"<|end|>": 300, "<|sep|>": 301}
 
@@ -197,32 +192,51 @@ def test_byte_ranks_mistakes_are_named():
         checks.check_train_bytes(swapped, TEXTBOOK_TEXT, 8)
 
 
-# -- segment_word ---------------------------------------------------------------------------
+# -- exercises 3 and 5a, by hand: their form only -----------------------------------------
 
 
-def test_right_segmentation_passes_as_list_or_tuple():
-    checks.check_segmentation(["o", "w", "n", "er_"], "owner", MERGES)  # by hand
-    checks.check_segmentation(("o", "w", "n", "er_"), "owner", MERGES)
-    checks.check_segmentation(["low", "er_"], "lower", MERGES)
-    checks.check_segmentation(["n", "e", "w", "_"], "new", [])
-    banana = [("a", "n"), ("a", "_"), ("an", "a_"), ("a", "a"), ("c", "an"), ("can", "_")]
-    checks.check_segmentation(["b", "an", "ana_"], "banana", banana)
-    checks.check_segmentation(["aa", "a", "a_"], "aaaa", banana)
+@pytest.mark.parametrize("answer", [
+    (["o", "w", "n", "er_"], 1),  # the merges in order, worked by hand
+    [("o", "w", "ne", "r", "_"), 3],  # a wrong answer of the right form passes too
+    (list("owner_"), 8),
+])
+def test_any_cut_of_owner_and_a_merge_pass_never_saying_whether_right(answer, capsys):
+    checks.check_owner_by_hand(answer, name="owner_by_hand")
+    assert "checked when your work is graded" in capsys.readouterr().out
 
 
-def test_segmentation_mistakes_are_named():
-    with fails("is None"):
-        checks.check_segmentation(None, "owner", MERGES)
-    with fails("must be a list of tokens"):
-        checks.check_segmentation("o w n er_", "owner", MERGES)
-    with fails("add the end-of-word token '_' before merging"):
-        checks.check_segmentation(["low", "er"], "lower", MERGES)
-    with fails("longest known token from the left, the second way of cutting owner"):
-        checks.check_segmentation(["o", "w", "ne", "r", "_"], "owner", MERGES)
-    with fails("must join back to 'owner_'"):
-        checks.check_segmentation(["o", "w", "er_"], "owner", MERGES)
-    with fails(r"expected \['o', 'w', 'n', 'er_'\]; got \['ow', 'n', 'er_'\]"):
-        checks.check_segmentation(["ow", "n", "er_"], "owner", MERGES)
+@pytest.mark.parametrize("answer, words", [
+    (..., "still `...`"),
+    (["o", "w", "n", "er_"], "a pair (tokens, merge): got list"),
+    ("o w n er_", "a pair (tokens, merge): got str"),
+    (("o w n er_", 1), "a list of str"),
+    ((["o", "w", "er_"], 1), "join back to 'owner_'; yours give 'ower_'"),
+    ((["o", "w", "n", "er", "_"], 1.5), "an int from 1 to 8; got 1.5"),
+    ((["o", "w", "n", "er_"], 0), "an int from 1 to 8; got 0"),
+    ((["o", "w", "n", "er_"], True), "an int from 1 to 8; got True"),
+    ((["ow", "n", "er_"], 1), "'ow' is no token"),
+])
+def test_a_malformed_owner_answer_is_named(answer, words):
+    with pytest.raises(AssertionError, match=re.escape(words)):
+        checks.check_owner_by_hand(answer, name="owner_by_hand")
+
+
+@pytest.mark.parametrize("answer", [[b"a", b"bc"], (b"ab", b"c"), [b"a", b"b", b"c"]])
+def test_any_cut_of_abc_passes_never_saying_whether_right(answer, capsys):
+    checks.check_abc_by_hand(answer, name="abc_by_hand")
+    assert "checked when your work is graded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer, words", [
+    (..., "still `...`"),
+    (["a", "bc"], "a list of bytes"),
+    (b"abc", "a list of bytes"),
+    ([b"a", b"b"], "join back to b'abc'"),
+    ([b"abc"], "b'abc' is no token"),
+])
+def test_a_malformed_abc_answer_is_named(answer, words):
+    with pytest.raises(AssertionError, match=re.escape(words)):
+        checks.check_abc_by_hand(answer, name="abc_by_hand")
 
 
 # -- merge_chunk ----------------------------------------------------------------------------

@@ -114,8 +114,8 @@ def test_the_cells_that_run_as_the_student_left_them(source):
         (ADDED, "merge_pair", MERGE_PAIR_AT + 1,
          f"merge_pair (cell #{MERGE_PAIR_AT + 1}, added after it)")]
     answers = [cell.grade_id for cell in student_code(source, notebook) if cell.how == ANSWER]
-    assert answers == ["count_pairs", "merge_counterexample", "merge_pair", "segment_word",
-                       "train_bytes", "merge_chunk", "encode"]
+    assert answers == ["count_pairs", "merge_counterexample", "merge_pair", "owner_by_hand",
+                       "train_bytes", "abc_by_hand", "merge_chunk", "encode"]
     assert not [c for c in student_code(source, handed_in({})) if c.how != ANSWER]
 
 
