@@ -266,13 +266,15 @@ def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_s
     )
 
 
-def _ns_step(V, U, centers, contexts, noise, lr, noise_sign=1.0, noise_rows=True,
-             center_noise=True, scale=1.0):
-    """Autograd's step on L, the sum over the batch of each pair's PyTorch logistic loss of
-    its 1 + K scores, or on what a slip computes: the noise words' scores with their sign
-    changed (``noise_sign=-1``), the noise words' rows of U detached (``noise_rows=False``),
-    v_a detached in the noise words' scores (``center_noise=False``), L scaled (``scale``).
+def _ns_step(inputs: tuple, noise_sign=1.0, noise_rows=True, center_noise=True, scale=1.0):
+    """On ``inputs`` = (V, U, centers, contexts, noise, lr), autograd's step on L, the sum
+    over the batch of each pair's PyTorch logistic loss of its 1 + K scores (one tuple, so
+    that no call of the exercise's own fits it), or on what a slip computes: the noise
+    words' scores with their sign changed (``noise_sign=-1``), the noise words' rows of U
+    detached (``noise_rows=False``), v_a detached in the noise words' scores
+    (``center_noise=False``), L scaled (``scale``).
     Returns (L, V - lr dL/dV, U - lr dL/dU)."""
+    V, U, centers, contexts, noise, lr = inputs
     with torch.enable_grad():
         V_leaf, U_leaf = (M.detach().clone().requires_grad_() for M in (V, U))
         v = V_leaf[centers]
@@ -310,7 +312,7 @@ def check_ns_step(result, V, U, centers, contexts, noise, lr: float,
     V, U = as_tensor(V, "V"), as_tensor(U, "U")
     centers, contexts, noise = (torch.as_tensor(x).long().cpu() for x in (centers, contexts, noise))
     args = (V, U, centers, contexts, noise, lr)
-    right, V_right, U_right = _ns_step(*args)
+    right, V_right, U_right = _ns_step(args)
     value = as_tensor(loss, f"the loss of {name}")
     if value.numel() != 1:
         raise AssertionError(f"the loss of {name} must be one number, L summed over the batch; "
@@ -319,20 +321,20 @@ def check_ns_step(result, V, U, centers, contexts, noise, lr: float,
                 atol=1e-4 * max(1.0, abs(float(right))), mistakes={
                     "the noise words' terms have the wrong sign: your loss rewards large dot "
                     "products with them; look at the probability of a 'no' in your derivation":
-                        _ns_step(*args, noise_sign=-1.0)[0],
+                        _ns_step(args, noise_sign=-1.0)[0],
                     "it is the mean over the batch; L is the sum of the pairs' losses":
                         right / len(centers),
                     "the sign is wrong: the loss is MINUS the log-likelihood": -right,
                 })
     slips = {
         "the noise words' terms have the wrong sign: look at the label of a 'no' in your "
-        "derivatives": _ns_step(*args, noise_sign=-1.0),
+        "derivatives": _ns_step(args, noise_sign=-1.0),
         "the noise words' context vectors u_n do not move: look at your derivative with "
-        "respect to u_n": _ns_step(*args, noise_rows=False),
+        "respect to u_n": _ns_step(args, noise_rows=False),
         "the center vectors miss the noise words' part: look at every term of l that v_a "
-        "enters": _ns_step(*args, center_noise=False),
+        "enters": _ns_step(args, center_noise=False),
         "the step follows the gradient of the batch's mean; L is the sum of the pairs' "
-        "losses": _ns_step(*args, scale=1 / len(centers)),
+        "losses": _ns_step(args, scale=1 / len(centers)),
         "the step goes uphill (gradient ascent): look at the sign of the step":
             (None, 2 * V - V_right, 2 * U - U_right),
         "the learning rate is missing from the step":
