@@ -15,8 +15,12 @@ written again:
   the slip changes it;
 * a gradient is autograd's, of that loss; each slip is autograd's gradient with the part of
   W the slip forgets detached, or of the loss a slip computes;
-* the negative-sampling loss is PyTorch's ``F.binary_cross_entropy_with_logits`` (label 1
-  for the context word, 0 for the noise words), changed as each slip changes it.
+* a negative-sampling step is autograd's, of PyTorch's ``F.binary_cross_entropy_with_logits``
+  summed over the batch (label 1 for the context word, 0 for the noise words); each slip is
+  autograd's step on that loss with the part the slip forgets detached or its sign changed;
+  a step that gets every row right but those the batch names more than once is named too;
+* the objective at W = 0 is judged by its form only (three positive numbers): it is the same
+  for every student, and the grader compares it with the stored answer.
 """
 
 from collections import Counter
@@ -28,8 +32,8 @@ from .core import as_tensor, check_close
 from .guards import checked_plainly
 
 __all__ = [
-    "check_lse_factor",
-    "check_negative_sampling_loss",
+    "check_j_at_zero",
+    "check_ns_step",
     "check_sgd_step",
     "check_window_loss",
     "check_window_pairs",
@@ -122,28 +126,33 @@ def check_window_pairs(actual, words, c: int, expected=None, name: str = "window
                          + "\n  ".join(problems))
 
 
-@checked_plainly
-def check_lse_factor(actual, name: str = "lse_factor") -> None:
-    """Fail unless ``actual`` is one positive number: the factor of the log-sum-exp in a
-    window's loss. Never whether it is right.
+J_AT_ZERO_KEYS = ("pairs", "log_sum_exp", "J")
 
-    The factor of the lectures' window is the same for every student, so a check that said
-    whether it is right would be an oracle a loop over candidates could query. This one fails
-    only on what no right answer is (not one finite number; zero or negative, which a loss
-    that is the negative log of a probability cannot give). Whether it is right is decided
-    when the work is graded: the value it reports is compared with the stored answer
-    (``grader.scoring.outside``).
+
+@checked_plainly
+def check_j_at_zero(actual, name: str = "j_at_zero") -> None:
+    """Fail unless ``actual`` is a dict of three positive numbers: the pairs of the lectures'
+    sentence, the log-sum-exp of one pair's scores at W = 0, and J(theta) there. Never whether
+    they are right.
+
+    They are the same for every student, so a check that said whether they are right would
+    be an oracle a loop over candidates could query. This one fails only on what no right
+    answer is (not that dict; a number that is not finite and positive; a count of pairs that
+    is not a whole number). Whether they are right is decided when the work is graded: the
+    value it reports is compared with the stored answer (``grader.scoring.outside``).
     """
-    factor = as_tensor(actual, name)
-    if factor.numel() != 1 or not torch.isfinite(factor).all():
-        raise AssertionError(f"{name} should be one number, the factor; got shape "
-                             f"{tuple(factor.shape)}")
-    if factor.item() <= 0:
-        raise AssertionError(f"{name} is {factor.item():g}: L_t is the negative log of a "
-                             "probability, so the log-sum-exp enters it with a positive "
-                             "factor; look at the sign of each term of your derivation")
-    print(f"✓ {name}: one positive number; whether it is right is checked when your work is "
-          "graded")
+    if not isinstance(actual, dict) or set(actual) != set(J_AT_ZERO_KEYS):
+        raise AssertionError(f"{name} should be a dict with the keys {', '.join(J_AT_ZERO_KEYS)}"
+                             f"; got {actual!r}")
+    for key in J_AT_ZERO_KEYS:
+        value = as_tensor(actual[key], f'{name}["{key}"]')
+        if value.numel() != 1 or not torch.isfinite(value).all() or value.item() <= 0:
+            raise AssertionError(f'{name}["{key}"] should be one positive number; got '
+                                 f"{actual[key]!r}")
+    if float(actual["pairs"]) != round(float(actual["pairs"])):
+        raise AssertionError(f'{name}["pairs"] counts pairs: a whole number')
+    print(f"✓ {name}: three positive numbers; whether they are right is checked when your work "
+          "is graded")
 
 
 def _context(ids: torch.Tensor, t: int, c: int) -> torch.Tensor:
@@ -204,12 +213,12 @@ def _autograd(W, a: int, context, as_center=True, as_context=True, normalised=Tr
     return grad
 
 
-def _as_step(result, name):
+def _as_step(result, name, what="(loss, grad, W_new)"):
     if result is None:
-        raise AssertionError(f"{name} is None: did you forget to return (loss, grad, W_new)?")
+        raise AssertionError(f"{name} is None: did you forget to return {what}?")
     if not isinstance(result, tuple | list) or len(result) != 3:
         got = f"{len(result)} values" if isinstance(result, tuple | list) else type(result).__name__
-        raise AssertionError(f"{name} must return three values (loss, grad, W_new); got {got}")
+        raise AssertionError(f"{name} must return three values {what}; got {got}")
     return result
 
 
@@ -257,39 +266,88 @@ def check_sgd_step(result, W, ids, t: int, c: int, lr: float, name: str = "sgd_s
     )
 
 
+def _ns_step(inputs: tuple, noise_sign=1.0, noise_rows=True, center_noise=True, scale=1.0):
+    """On ``inputs`` = (V, U, centers, contexts, noise, lr), autograd's step on L, the sum
+    over the batch of each pair's PyTorch logistic loss of its 1 + K scores (one tuple, so
+    that no call of the exercise's own fits it), or on what a slip computes: the noise
+    words' scores with their sign changed (``noise_sign=-1``), the noise words' rows of U
+    detached (``noise_rows=False``), v_a detached in the noise words' scores
+    (``center_noise=False``), L scaled (``scale``).
+    Returns (L, V - lr dL/dV, U - lr dL/dU)."""
+    V, U, centers, contexts, noise, lr = inputs
+    with torch.enable_grad():
+        V_leaf, U_leaf = (M.detach().clone().requires_grad_() for M in (V, U))
+        v = V_leaf[centers]
+        positive = (U_leaf[contexts] * v).sum(-1)  # (B,)
+        u_noise = U_leaf[noise] if noise_rows else U_leaf.detach()[noise]
+        v_noise = v if center_noise else v.detach()
+        negative = noise_sign * torch.einsum("bkd,bd->bk", u_noise, v_noise)  # (B, K)
+        bce = F.binary_cross_entropy_with_logits
+        loss = scale * (bce(positive, torch.ones_like(positive), reduction="sum")
+                        + bce(negative, torch.zeros_like(negative), reduction="sum"))
+        grad_V, grad_U = torch.autograd.grad(loss, (V_leaf, U_leaf))
+    return loss.detach(), V - lr * grad_V, U - lr * grad_U
+
+
+def _only_repeated_rows_off(actual, right, ids, atol) -> bool:
+    """Whether ``actual`` differs from ``right`` only in rows whose id occurs more than once
+    in ``ids`` (a step that writes each pair's gradient over the last instead of adding)."""
+    got = as_tensor(actual, "rows")
+    if got.shape != right.shape:
+        return False
+    off = ((got - right).abs() > atol).any(dim=1)
+    repeated = torch.bincount(ids.reshape(-1), minlength=len(right)) > 1
+    return bool(off.any() and repeated[off].all())
+
+
 @checked_plainly
-def check_negative_sampling_loss(
-    actual, v_center, u_context, u_negatives, name: str = "loss"
-) -> None:
-    """Fail unless ``actual`` is the mean over the batch of the negative-sampling loss of
-    each pair (exercise 4), PyTorch's logistic loss of its 1 + K scores."""
-    v, u, un = (
-        as_tensor(x, n)
-        for x, n in ((v_center, "v_center"), (u_context, "u_context"), (u_negatives, "u_negatives"))
-    )
-    value = as_tensor(actual, name)
+def check_ns_step(result, V, U, centers, contexts, noise, lr: float,
+                  name: str = "ns_step") -> None:
+    """Fail unless ``result`` is (L, V_new, U_new): L the sum over the batch of each pair's
+    negative-sampling loss, and one step of gradient descent on it, checked against autograd.
+
+    ``V`` and ``U`` are the tables as they were BEFORE the call.
+    """
+    loss, V_new, U_new = _as_step(result, name, "(loss, V_new, U_new)")
+    V, U = as_tensor(V, "V"), as_tensor(U, "U")
+    centers, contexts, noise = (torch.as_tensor(x).long().cpu() for x in (centers, contexts, noise))
+    args = (V, U, centers, contexts, noise, lr)
+    right, V_right, U_right = _ns_step(args)
+    value = as_tensor(loss, f"the loss of {name}")
     if value.numel() != 1:
-        raise AssertionError(
-            f"{name} must be one number (the mean over the batch); got shape {tuple(value.shape)}"
-        )
-    positive = (u * v).sum(-1)  # (B,)
-    negative = torch.einsum("bkd,bd->bk", un, v)  # (B, K)
-    bce = F.binary_cross_entropy_with_logits
-
-    def loss(neg_sign=1.0, reduce="mean"):
-        per_pair = bce(positive, torch.ones_like(positive), reduction="none") + bce(
-            neg_sign * negative, torch.zeros_like(negative), reduction="none"
-        ).sum(-1)
-        return per_pair.mean() if reduce == "mean" else per_pair.sum()
-
-    right = loss()
-    mistakes = {
-        "the noise words' terms have the wrong sign: your loss rewards large dot products "
-        "with them; look at the probability of a 'no' in your derivation": loss(neg_sign=-1.0),
-        "it sums over the batch; return the mean": loss(reduce="sum"),
-        "the sign is wrong: the loss is MINUS the log-likelihood": -right,
-        "the negative words are missing": bce(positive, torch.ones_like(positive)),
+        raise AssertionError(f"the loss of {name} must be one number, L summed over the batch; "
+                             f"got shape {tuple(value.shape)}")
+    check_close(value.reshape(()), right, f"the loss of {name}",
+                atol=1e-4 * max(1.0, abs(float(right))), mistakes={
+                    "the noise words' terms have the wrong sign: your loss rewards large dot "
+                    "products with them; look at the probability of a 'no' in your derivation":
+                        _ns_step(args, noise_sign=-1.0)[0],
+                    "it is the mean over the batch; L is the sum of the pairs' losses":
+                        right / len(centers),
+                    "the sign is wrong: the loss is MINUS the log-likelihood": -right,
+                })
+    slips = {
+        "the noise words' terms have the wrong sign: look at the label of a 'no' in your "
+        "derivatives": _ns_step(args, noise_sign=-1.0),
+        "the noise words' context vectors u_n do not move: look at your derivative with "
+        "respect to u_n": _ns_step(args, noise_rows=False),
+        "the center vectors miss the noise words' part: look at every term of l that v_a "
+        "enters": _ns_step(args, center_noise=False),
+        "the step follows the gradient of the batch's mean; L is the sum of the pairs' "
+        "losses": _ns_step(args, scale=1 / len(centers)),
+        "the step goes uphill (gradient ascent): look at the sign of the step":
+            (None, 2 * V - V_right, 2 * U - U_right),
+        "the learning rate is missing from the step":
+            (None, V - (V - V_right) / lr, U - (U - U_right) / lr) if lr else (None, V, U),
     }
-    check_close(
-        value.reshape(()), right, name, atol=1e-4 * max(1.0, abs(float(right))), mistakes=mistakes
-    )
+    atol = 1e-4 * max(1.0, float((V - V_right).abs().max()), float((U - U_right).abs().max()))
+    repeated = ("a word that the batch names in several pairs gets the sum of their "
+                "gradients: look at how your step writes the rows of a word that occurs "
+                "more than once")
+    for index, (table, answer, right_table, ids) in enumerate((
+            ("V_new", V_new, V_right, centers),
+            ("U_new", U_new, U_right, torch.cat([contexts[:, None], noise], dim=1)))):
+        mistakes = {message: slip[index + 1] for message, slip in slips.items()}
+        if _only_repeated_rows_off(answer, right_table, ids, atol):
+            mistakes[repeated] = answer
+        check_close(answer, right_table, f"{table} of {name}", atol=atol, mistakes=mistakes)

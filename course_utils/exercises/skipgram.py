@@ -9,21 +9,24 @@ EXERCISES = (
     # the pairs in any order (the exercise says so; the check compares them as a multiset)
     Exercise("window_pairs", NOTEBOOK, points=2, check="check_window_pairs",
              compare=Compare(unordered=True)),
-    # the factor of the log-sum-exp in the lectures' window, derived before window_loss: its
-    # visible check looks at the form only; the grade compares it with the stored answer
-    Exercise("lse_factor", NOTEBOOK, points=1, check="check_lse_factor"),
-    # derives L_t from the probability model: torch's log-sum-exp allowed, its softmax
+    # the warm-up: L_t from the probability model, torch's log-sum-exp allowed, its softmax
     # functions and losses (which hold the derived form already) refused
-    Exercise("window_loss", NOTEBOOK, points=2, check="check_window_loss",
+    Exercise("window_loss", NOTEBOOK, points=1, check="check_window_loss",
              allowance=Allowance(
                  says=DEFAULT.says + ", torch.logsumexp among them, but not torch's softmax "
                                      "functions (softmax, log_softmax) or its losses "
                                      "(cross_entropy, nll_loss)",
                  torch_ops=ELEMENTARY - {"softmax", "log_softmax"}),
              torch_twins=("cross_entropy", "nll_loss", "log_softmax")),
+    # J(theta) at W = 0 derived before the cell that computes it: its visible check looks at
+    # the form only; the grade compares it with the stored answer
+    Exercise("j_at_zero", NOTEBOOK, points=1, check="check_j_at_zero"),
     # the closed-form gradient: no autograd
     Exercise("sgd_step", NOTEBOOK, points=5, check="check_sgd_step",
              allowance=NO_AUTOGRAD,
              rules=(NoAutograd,)),
-    Exercise("negative_sampling_loss", NOTEBOOK, points=1, check="check_negative_sampling_loss"),
+    # the negative-sampling gradient derived and a step built on it: no autograd
+    Exercise("ns_step", NOTEBOOK, points=4, check="check_ns_step",
+             allowance=NO_AUTOGRAD,
+             rules=(NoAutograd,)),
 )

@@ -5,8 +5,9 @@ subsampling of :mod:`course_utils.words.skipgram`) with plain SGD, vectorised: a
 positions is turned into all its (context, center) pairs at once, the K negatives of a
 position are shared by the pairs that predict it, each score is one logistic question
 (PyTorch's ``binary_cross_entropy_with_logits``, label 1 for the word that occurred and 0
-for the noise words), and the gradients are written back with ``index_add_`` instead of
-autograd. It runs on any device.
+for the noise words); autograd differentiates the loss with respect to the rows the batch
+gathered (not the whole tables), and the steps are written back with ``index_add_``. It runs
+on any device.
 """
 
 import math
@@ -105,15 +106,17 @@ def _train_step(run: _Training, positions: torch.Tensor, offsets: torch.Tensor, 
     # index_select is much faster than W[inputs] for gathering rows on CPU
     v = W.index_select(0, inputs.reshape(-1)).view(*inputs.shape, d)  # (B, 2r, d)
     u = U.index_select(0, targets.reshape(-1)).view(*targets.shape, d)  # (B, 1 + K, d)
-    scores = torch.bmm(v, u.transpose(1, 2))  # (B, 2r, 1 + K)
-    labels = torch.zeros_like(scores)
-    labels[:, :, 0] = 1.0  # w_p occurred; the K noise words did not
-    losses = F.binary_cross_entropy_with_logits(scores, labels, reduction="none").sum(-1)
-    step = torch.sigmoid(scores) - labels  # the logistic loss's derivative by its score
-    step *= valid[:, :, None] * -lr  # scaled here: index_add_ is slow with alpha=
-    W.index_add_(0, inputs.reshape(-1), torch.bmm(step, u).reshape(-1, d))
-    U.index_add_(0, targets.reshape(-1), torch.bmm(step.transpose(1, 2), v).reshape(-1, d))
-    return (losses * valid).sum(), valid.sum()
+    with torch.enable_grad():
+        v, u = v.requires_grad_(), u.requires_grad_()
+        scores = torch.bmm(v, u.transpose(1, 2))  # (B, 2r, 1 + K)
+        labels = torch.zeros_like(scores)
+        labels[:, :, 0] = 1.0  # w_p occurred; the K noise words did not
+        losses = F.binary_cross_entropy_with_logits(scores, labels, reduction="none").sum(-1)
+        loss = (losses * valid).sum()
+        grad_v, grad_u = torch.autograd.grad(loss, (v, u))  # of the gathered rows only
+    W.index_add_(0, inputs.reshape(-1), grad_v.reshape(-1, d).mul_(-lr))
+    U.index_add_(0, targets.reshape(-1), grad_u.reshape(-1, d).mul_(-lr))
+    return loss.detach(), valid.sum()
 
 
 def _train_batch(run: _Training, positions: torch.Tensor, window: int, lr: float):

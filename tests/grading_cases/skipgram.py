@@ -37,18 +37,49 @@ def window_loss(W, ids, t, c):
     return torch.logsumexp(scores, dim=0) - scores[ids[context]].sum()
 """
 
-NEGATIVES_WRONG_SIGN = """
-def negative_sampling_loss(v_center, u_context, u_negatives):
-    positive = F.logsigmoid((u_context * v_center).sum(dim=-1))
-    negative = F.logsigmoid((u_negatives @ v_center.unsqueeze(-1)).squeeze(-1))
-    return -(positive + negative.sum(dim=-1)).mean()
+# Exercise 4, negative sampling's step: the typical mistakes of its gradient and its update.
+_NS_HEAD = """
+def ns_step(V, U, centers, contexts, noise, lr):
+    words = torch.cat([contexts[:, None], noise], dim=1)
+    v, u = V[centers], U[words]
+    scores = (u @ v[:, :, None]).squeeze(-1)
+    labels = torch.zeros_like(scores)
+    labels[:, 0] = 1.0
+    error = torch.sigmoid(scores) - labels
+    rows_v = (error[:, :, None] * u).sum(dim=1)
+    rows_u = (error[:, :, None] * v[:, None, :]).reshape(-1, V.shape[1])
+"""
+_NS_LOSS = """
+    loss = -(F.logsigmoid(scores[:, 0]) + F.logsigmoid(-scores[:, 1:]).sum(dim=-1)).sum()
+"""
+_NS_ADD = """
+    grad_V = torch.zeros_like(V).index_add_(0, centers, rows_v)
+    grad_U = torch.zeros_like(U).index_add_(0, words.reshape(-1), rows_u)
 """
 
-SUMS_OVER_BATCH = """
-def negative_sampling_loss(v_center, u_context, u_negatives):
-    positive = F.logsigmoid((u_context * v_center).sum(dim=-1))
-    negative = F.logsigmoid(-(u_negatives @ v_center.unsqueeze(-1)).squeeze(-1))
-    return -(positive + negative.sum(dim=-1)).sum()
+# Every answer a "yes": the noise words' terms with the wrong sign.
+NS_NOISE_SAID_YES = _NS_HEAD + _NS_ADD + """
+    loss = -F.logsigmoid(scores).sum()
+    return loss, V - lr * grad_V, U - lr * grad_U
+"""
+
+NS_MEAN_GRADIENT = _NS_HEAD + _NS_LOSS + _NS_ADD + """
+    return loss, V - lr * grad_V / len(centers), U - lr * grad_U / len(centers)
+"""
+
+# Rows written by assignment: a word named by several pairs keeps one pair's step.
+NS_OVERWRITES_REPEATS = _NS_HEAD + _NS_LOSS + """
+    V_new, U_new = V.clone(), U.clone()
+    V_new[centers] = V[centers] - lr * rows_v
+    U_new[words.reshape(-1)] = U[words.reshape(-1)] - lr * rows_u
+    return loss, V_new, U_new
+"""
+
+# Only u_b moves: the noise words' context vectors are left as they were.
+NS_NOISE_ROWS_FIXED = _NS_HEAD + _NS_LOSS + """
+    grad_V = torch.zeros_like(V).index_add_(0, centers, rows_v)
+    grad_U = torch.zeros_like(U).index_add_(0, contexts, error[:, 0, None] * v)
+    return loss, V - lr * grad_V, U - lr * grad_U
 """
 
 # The build exercise (sgd_step): the typical mistakes of the closed-form gradient and the step.
@@ -117,15 +148,11 @@ def window_loss(W, ids, t, c):
     return F.cross_entropy(scores, ids[context], reduction="sum")
 """
 
-# Exercise 4 answered by PyTorch's logistic loss, which its text does not offer: it loses its
-# point.
-TWIN_NEGATIVE_SAMPLING = """
-def negative_sampling_loss(v_center, u_context, u_negatives):
-    positive = (u_context * v_center).sum(-1)
-    negative = (u_negatives @ v_center[:, :, None]).squeeze(-1)
-    logistic = F.binary_cross_entropy_with_logits
-    return (logistic(positive, torch.ones_like(positive), reduction="none")
-            + logistic(negative, torch.zeros_like(negative), reduction="none").sum(-1)).mean()
+# Exercise 4's loss by PyTorch's logistic loss, which its text does not offer: it loses its
+# points.
+TWIN_NEGATIVE_SAMPLING = _NS_HEAD + _NS_ADD + """
+    loss = F.binary_cross_entropy_with_logits(scores, labels, reduction="sum")
+    return loss, V - lr * grad_V, U - lr * grad_U
 """
 
 # Mistakes in different exercises share a student (each submission costs a notebook run):
@@ -135,23 +162,28 @@ WRONG = {
         "window_pairs": INCLUDES_CENTER,
         "window_loss": NO_LOG_SUM_EXP,
         "sgd_step": GRADIENT_SIGN_FLIPPED,
-        "negative_sampling_loss": NEGATIVES_WRONG_SIGN,
+        "ns_step": NS_NOISE_SAID_YES,
     },
     "ignores_c_wraps_around_no_expected_term": {
         "window_pairs": IGNORES_C,
         "window_loss": WRAPS_AROUND,
         "sgd_step": NO_EXPECTED_TERM,
-        "negative_sampling_loss": SUMS_OVER_BATCH,
+        "ns_step": NS_MEAN_GRADIENT,
     },
-    # exercise 2's factor: the log-sum-exp counted once for the window (passes the visible
-    # check, which looks at the form only); and with the loss's sign flipped (it does not)
-    "only_center_row": {"lse_factor": "lse_factor = 1", "window_loss": LOG_SUM_EXP_ONCE,
-                        "sgd_step": ONLY_CENTER_ROW},
-    "center_row_overwritten": {"sgd_step": CENTER_ROW_OVERWRITTEN},
-    "gradient_ascent": {"lse_factor": "lse_factor = -4.0", "sgd_step": GRADIENT_ASCENT},
+    # exercise 2's J at W = 0: the draft's 17 pairs (passes the visible check, which looks at
+    # the form only); one pair's loss for J (passes it too); log 1 = 0 for e^0 (it does not)
+    "only_center_row": {"j_at_zero": 'j_at_zero = {"pairs": 17, "log_sum_exp": math.log(5), '
+                                     '"J": 17 * math.log(5) / 5}',
+                        "window_loss": LOG_SUM_EXP_ONCE, "sgd_step": ONLY_CENTER_ROW,
+                        "ns_step": NS_OVERWRITES_REPEATS},
+    "center_row_overwritten": {"j_at_zero": 'j_at_zero = {"pairs": 14, "log_sum_exp": '
+                                            'math.log(5), "J": math.log(5)}',
+                               "sgd_step": CENTER_ROW_OVERWRITTEN,
+                               "ns_step": NS_NOISE_ROWS_FIXED},
+    "gradient_ascent": {"j_at_zero": 'j_at_zero = {"pairs": 14, "log_sum_exp": 0, "J": 0}',
+                        "sgd_step": GRADIENT_ASCENT},
     "autograd_instead": {"sgd_step": AUTOGRAD_INSTEAD},
-    "library_twin": {"window_loss": CROSS_ENTROPY_LOSS,
-                     "negative_sampling_loss": TWIN_NEGATIVE_SAMPLING},
+    "library_twin": {"window_loss": CROSS_ENTROPY_LOSS, "ns_step": TWIN_NEGATIVE_SAMPLING},
 }
 
 # ------------------------------------------------------------------ right, another way
@@ -198,15 +230,21 @@ def sgd_step(W, ids, t, c, lr):
     return loss, grad, W_new
 """
 
-LOOP_NEGATIVES = """
-def negative_sampling_loss(v_center, u_context, u_negatives):
-    losses = []
-    for v, u, negatives in zip(v_center, u_context, u_negatives):
-        loss = -torch.log(torch.sigmoid(u @ v))
+# Pair by pair, each pair's gradients added into gradient tables, log(sigmoid(.)) for the loss.
+NS_STEP_BY_LOOP = """
+def ns_step(V, U, centers, contexts, noise, lr):
+    grad_V, grad_U, loss = torch.zeros_like(V), torch.zeros_like(U), 0.0
+    for a, b, negatives in zip(centers.tolist(), contexts.tolist(), noise.tolist()):
+        yes = torch.sigmoid(U[b] @ V[a])
+        loss = loss - torch.log(yes)
+        grad_V[a] += (yes - 1) * U[b]
+        grad_U[b] += (yes - 1) * V[a]
         for n in negatives:
-            loss = loss - torch.log(torch.sigmoid(-(n @ v)))
-        losses.append(loss)
-    return torch.stack(losses).mean()
+            no = torch.sigmoid(-(U[n] @ V[a]))
+            loss = loss - torch.log(no)
+            grad_V[a] += (1 - no) * U[n]
+            grad_U[n] += (1 - no) * V[a]
+    return loss, V - lr * grad_V, U - lr * grad_U
 """
 
 # zip-based pairs as a tuple-returning generator of tuples; L_t from one-hot counts;
@@ -245,27 +283,38 @@ def sgd_step(W, ids, t, c, lr):
     return loss, grad, W - lr * grad
 """
 
-EINSUM_NEGATIVES = """
-def negative_sampling_loss(v_center, u_context, u_negatives):
-    positive = torch.nn.functional.logsigmoid(torch.einsum("bd,bd->b", u_context, v_center))
-    negative = torch.nn.functional.logsigmoid(-torch.einsum("bkd,bd->bk", u_negatives, v_center))
-    return -(positive.sum() + negative.sum()) / v_center.shape[0]
+# The gradient tables as products with one-hot matrices (no index_add_), einsum for the scores.
+NS_STEP_ONE_HOT = """
+def ns_step(V, U, centers, contexts, noise, lr):
+    N = V.shape[0]
+    v = V[centers]
+    s_b = torch.einsum("bd,bd->b", U[contexts], v)
+    s_n = torch.einsum("bkd,bd->bk", U[noise], v)
+    loss = -(torch.nn.functional.logsigmoid(s_b).sum() + torch.nn.functional.logsigmoid(-s_n).sum())
+    g_b, g_n = torch.sigmoid(s_b) - 1, torch.sigmoid(s_n)          # sigma(s) - label
+    rows_v = g_b[:, None] * U[contexts] + torch.einsum("bk,bkd->bd", g_n, U[noise])
+    grad_V = F.one_hot(centers, N).to(V.dtype).T @ rows_v
+    grad_U = (F.one_hot(contexts, N).to(V.dtype).T @ (g_b[:, None] * v)
+              + torch.einsum("bkn,bk,bd->nd", F.one_hot(noise, N).to(V.dtype), g_n, v))
+    return loss, V - lr * grad_V, U - lr * grad_U
 """
 
 CORRECT = {
     "loops_and_hand_written": {
-        "lse_factor": "lse_factor = len([j for j in range(-2, 3) if j != 0 and 0 <= 2 + j < 5])",
+        "j_at_zero": 'j_at_zero = {"pairs": 2 * 2 * 5 - 2 * 3, "log_sum_exp": math.log(5), '
+                     '"J": (2 * 2 * 5 - 2 * 3) * math.log(5) / 5}',
         "window_pairs": RIGHT_FIRST_PAIRS,
         "window_loss": HAND_LOG_SUM_EXP,
         "sgd_step": SGD_STEP_PAIR_BY_PAIR,
-        "negative_sampling_loss": LOOP_NEGATIVES,
+        "ns_step": NS_STEP_BY_LOOP,
     },
     "zip_and_one_hot": {
-        "lse_factor": "import numpy as np\nlse_factor = np.float32(4.0)   # m, a count",
+        "j_at_zero": 'import numpy as np\nj_at_zero = {"J": 4.506, "pairs": np.int64(14), '
+                     '"log_sum_exp": np.log(np.float32(5))}',
         "window_pairs": ZIP_PAIRS,
         "window_loss": ONE_HOT_LOSS,
         "sgd_step": SGD_STEP_ONE_HOT,
-        "negative_sampling_loss": EINSUM_NEGATIVES,
+        "ns_step": NS_STEP_ONE_HOT,
     },
 }
 
@@ -303,12 +352,18 @@ def sgd_step(W, ids, t, c, lr):
     W -= lr * grad                   # the step, in place
     return loss, grad, W
 """,
-    "negative_sampling_loss": """
-def negative_sampling_loss(v_center, u_context, u_negatives):
-    positive = F.logsigmoid((u_context * v_center).sum(dim=-1))
-    u_negatives.neg_()               # -u_n, in place
-    negative = F.logsigmoid((u_negatives @ v_center.unsqueeze(-1)).squeeze(-1))
-    return -(positive + negative.sum(dim=-1)).mean()
+    "ns_step": """
+def ns_step(V, U, centers, contexts, noise, lr):
+    words = torch.cat([contexts[:, None], noise], dim=1)
+    v, u = V[centers], U[words]
+    scores = torch.bmm(u, v.unsqueeze(-1)).squeeze(-1)
+    labels = torch.zeros_like(scores)
+    labels[:, 0] = 1
+    loss = -(F.logsigmoid(scores[:, 0]).sum() + F.logsigmoid(-scores[:, 1:]).sum())
+    error = torch.sigmoid(scores) - labels
+    V.index_add_(0, centers, -lr * (error[:, :, None] * u).sum(dim=1))       # the step, in place
+    U.index_add_(0, words.flatten(), -lr * (error[:, :, None] * v[:, None]).flatten(0, 1))
+    return loss, V, U
 """,
 }
 
@@ -330,6 +385,20 @@ def sgd_step(W, ids, t, c, lr):
         loss = -torch.log_softmax(leaf @ leaf[ids[t]], dim=0)[ids[context]].sum()
         loss.backward()
     return loss.detach(), leaf.grad, W - lr * leaf.grad
+""", zero=True),
+        "j_at_zero": Cheat("""
+checks.check_j_at_zero = lambda *args, **kwargs: print("✓ j_at_zero")   # no value reported
+j_at_zero = {"pairs": 1, "log_sum_exp": 1, "J": 1}
+""", zero=True),
+        "ns_step": Cheat("""
+def ns_step(V, U, centers, contexts, noise, lr):
+    with torch.enable_grad():
+        V_leaf, U_leaf = V.detach().clone().requires_grad_(), U.detach().clone().requires_grad_()
+        v, u = V_leaf[centers], U_leaf[torch.cat([contexts[:, None], noise], dim=1)]
+        scores = (u @ v[:, :, None]).squeeze(-1)
+        loss = -(F.logsigmoid(scores[:, 0]) + F.logsigmoid(-scores[:, 1:]).sum(-1)).sum()
+        loss.backward()
+    return loss.detach(), V - lr * V_leaf.grad, U - lr * U_leaf.grad
 """, zero=True),
     },
 }

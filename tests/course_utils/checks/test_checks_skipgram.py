@@ -264,65 +264,120 @@ def test_sgd_step_diagnoses_each_mistake():
 
 
 # ---------------------------------------------------------------------- negative sampling
-def negative_setup(dtype=torch.float64, B=6, K=4, d=5):
+def ns_setup(dtype=torch.float64, N=7, B=9, K=3, d=4):
+    """Tables and a batch in which words repeat: as centers, as context words, as noise."""
     generator = torch.Generator().manual_seed(1)
-    return (
-        torch.randn(B, d, generator=generator, dtype=dtype),
-        torch.randn(B, d, generator=generator, dtype=dtype),
-        torch.randn(B, K, d, generator=generator, dtype=dtype),
-    )
+    V, U = (torch.randn(N, d, generator=generator, dtype=dtype) for _ in range(2))
+    centers = torch.tensor([0, 2, 2, 5, 1, 2, 6, 0, 3])[:B]
+    contexts = torch.tensor([1, 1, 3, 0, 4, 6, 6, 2, 5])[:B]
+    noise = torch.randint(0, N, (B, K), generator=generator)
+    return V, U, centers, contexts, noise
 
 
-def negative_loss(v, u, un, neg_sign=1.0, total=False, no_negatives=False):
-    positive = F.logsigmoid((u * v).sum(-1))
-    negative = F.logsigmoid(-neg_sign * torch.einsum("bkd,bd->bk", un, v)).sum(-1)
-    per_pair = -(positive + (0 if no_negatives else negative))
-    return per_pair.sum() if total else per_pair.mean()
+def ns_step(V, U, centers, contexts, noise, lr, noise_sign=1.0, noise_rows=True,
+            center_noise=True, mean=False, overwrite=False, ascent=False, no_lr=False):
+    """The closed form, (sigma(s) - label) times the other vector, or a slip of it."""
+    words = torch.cat([contexts[:, None], noise], dim=1)
+    v, u = V[centers], U[words]
+    scores = torch.einsum("bkd,bd->bk", u, v)
+    scores = torch.cat([scores[:, :1], noise_sign * scores[:, 1:]], dim=1)
+    labels = torch.zeros_like(scores)
+    labels[:, 0] = 1.0
+    loss = -(F.logsigmoid(scores[:, 0]) + F.logsigmoid(-scores[:, 1:]).sum(-1)).sum()
+    error = torch.sigmoid(scores) - labels
+    error = torch.cat([error[:, :1], noise_sign * error[:, 1:]], dim=1)
+    for_v = error if center_noise else torch.cat([error[:, :1], 0 * error[:, 1:]], dim=1)
+    for_u = error if noise_rows else torch.cat([error[:, :1], 0 * error[:, 1:]], dim=1)
+    rows_v, rows_u = (for_v[:, :, None] * u).sum(1), (for_u[:, :, None] * v[:, None, :])
+    scale = (1 / len(centers) if mean else 1.0) * (1.0 if no_lr else lr) * (-1 if ascent else 1)
+    V_new, U_new = V.clone(), U.clone()
+    if overwrite:
+        V_new[centers] = V[centers] - scale * rows_v
+        U_new[words.reshape(-1)] = U[words.reshape(-1)] - scale * rows_u.reshape(-1, V.shape[1])
+    else:
+        V_new.index_add_(0, centers, -scale * rows_v)
+        U_new.index_add_(0, words.reshape(-1), -scale * rows_u.reshape(-1, V.shape[1]))
+    return (loss / len(centers) if mean else loss), V_new, U_new
 
 
-def test_negative_sampling_loss_accepts_loops_einsum_and_log_of_sigmoid():
-    v, u, un = negative_setup()
-    checks.check_negative_sampling_loss(negative_loss(v, u, un), v, u, un)
-    checks.check_negative_sampling_loss(negative_loss(v.float(), u.float(), un.float()), v, u, un)
-    by_loop = sum(
-        -torch.log(torch.sigmoid(u[b] @ v[b])) - torch.log(torch.sigmoid(-un[b] @ v[b])).sum()
-        for b in range(len(v))
-    ) / len(v)
-    checks.check_negative_sampling_loss(by_loop, v, u, un)
-    checks.check_negative_sampling_loss(by_loop.numpy(), v.numpy(), u.numpy(), un.numpy())
+def ns_by_loop(V, U, centers, contexts, noise, lr):
+    """Pair by pair, each pair's gradient added to a gradient table (right, another way)."""
+    grad_V, grad_U, loss = torch.zeros_like(V), torch.zeros_like(U), 0.0
+    for a, b, negatives in zip(centers.tolist(), contexts.tolist(), noise.tolist(), strict=True):
+        positive = torch.sigmoid(U[b] @ V[a])
+        loss = loss - torch.log(positive)
+        grad_V[a] += (positive - 1) * U[b]
+        grad_U[b] += (positive - 1) * V[a]
+        for n in negatives:
+            p = torch.sigmoid(U[n] @ V[a])
+            loss = loss - torch.log(1 - p)
+            grad_V[a] += p * U[n]
+            grad_U[n] += p * V[a]
+    return loss, V - lr * grad_V, U - lr * grad_U
 
 
-def test_negative_sampling_loss_diagnoses_each_mistake():
-    v, u, un = negative_setup()
-    fails("one number", checks.check_negative_sampling_loss, torch.zeros(6), v, u, un)
-    fails("terms have the wrong sign", checks.check_negative_sampling_loss,
-          negative_loss(v, u, un, neg_sign=-1.0), v, u, un)  # fmt: skip
-    fails("sums over the batch", checks.check_negative_sampling_loss,
-          negative_loss(v, u, un, total=True), v, u, un)  # fmt: skip
-    fails("MINUS the log-likelihood", checks.check_negative_sampling_loss,
-          -negative_loss(v, u, un), v, u, un)  # fmt: skip
-    fails("negative words are missing", checks.check_negative_sampling_loss,
-          negative_loss(v, u, un, no_negatives=True), v, u, un)  # fmt: skip
-    fails("tolerance", checks.check_negative_sampling_loss, negative_loss(v, u, un) + 1, v, u, un)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_ns_step_accepts_the_closed_form_and_a_loop(dtype):
+    V, U, centers, contexts, noise = ns_setup(dtype)
+    checks.check_ns_step(ns_step(V, U, centers, contexts, noise, 0.3), V, U, centers, contexts,
+                         noise, 0.3)
+    checks.check_ns_step(ns_by_loop(V, U, centers, contexts, noise, 0.3), V, U, centers,
+                         contexts, noise, 0.3)
+    result = [x.numpy() for x in ns_step(V, U, centers, contexts, noise, 0.3)]
+    checks.check_ns_step(result, V.numpy(), U.numpy(), centers.numpy(), contexts.numpy(),
+                         noise.numpy(), 0.3)
 
 
-# --- the factor of the log-sum-exp (exercise 2): the form only, never whether it is right --
-
-@pytest.mark.parametrize("factor", [4, 4.0, 1, 5, np.float32(3.0), torch.tensor(2.0), [6]])
-def test_the_lse_factor_check_passes_every_positive_number(factor, capsys):
-    """Right (4, the lectures' window at t = 2) and wrong factors alike: a loop over
-    candidates learns nothing from it."""
-    checks.check_lse_factor(factor, name="lse_factor")
-    assert "whether it is right is checked when your work is graded" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize(("factor", "words"), [
-    (-4.0, "positive factor"),
-    (0, "positive factor"),
-    ([4, 4], "one number"),
-    (float("inf"), "one number"),
-    (..., "numbers"),
+@pytest.mark.parametrize(("slip", "words"), [
+    (dict(noise_sign=-1.0), "noise words' terms have the wrong sign"),
+    (dict(noise_rows=False), "u_n do not move"),
+    (dict(center_noise=False), "miss the noise words' part"),
+    (dict(mean=True), "mean over the batch"),
+    (dict(overwrite=True), "several pairs gets the sum"),
+    (dict(ascent=True), "uphill"),
+    (dict(no_lr=True), "learning rate is missing"),
 ])
-def test_each_malformed_lse_factor_is_named(factor, words):
+def test_ns_step_diagnoses_each_mistake(slip, words):
+    V, U, centers, contexts, noise = ns_setup()
+    fails(words, checks.check_ns_step, ns_step(V, U, centers, contexts, noise, 0.3, **slip),
+          V, U, centers, contexts, noise, 0.3)
+
+
+def test_ns_step_names_a_loss_of_the_wrong_sign_or_shape_and_a_missing_result():
+    V, U, centers, contexts, noise = ns_setup()
+    loss, V_new, U_new = ns_step(V, U, centers, contexts, noise, 0.3)
+    args = (V, U, centers, contexts, noise, 0.3)
+    fails("MINUS the log-likelihood", checks.check_ns_step, (-loss, V_new, U_new), *args)
+    fails("one number", checks.check_ns_step, (torch.zeros(3), V_new, U_new), *args)
+    fails("three values", checks.check_ns_step, (loss, V_new), *args)
+    fails("forget to return", checks.check_ns_step, None, *args)
+    fails("tolerance", checks.check_ns_step, (loss, V_new + 1, U_new), *args)
+
+
+# --- J(theta) at W = 0 (exercise 2): the form only, never whether it is right -------------
+
+@pytest.mark.parametrize("answer", [
+    {"pairs": 14, "log_sum_exp": 1.6094, "J": 4.5064},
+    {"pairs": 17, "log_sum_exp": 1.0, "J": 3.4},
+    {"pairs": np.int64(14), "log_sum_exp": torch.tensor(1.6), "J": np.float32(4.5)},
+    {"pairs": 14.0, "log_sum_exp": 2, "J": 8},
+])
+def test_the_j_at_zero_check_passes_every_three_positive_numbers(answer, capsys):
+    """Right (14, log 5, 14 log 5 / 5) and wrong numbers alike: a loop over candidates
+    learns nothing from it."""
+    checks.check_j_at_zero(answer, name="j_at_zero")
+    assert "whether they are right is checked when your work is graded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("answer", "words"), [
+    (4.5064, "a dict with the keys pairs, log_sum_exp, J"),
+    ({"pairs": 14, "J": 4.5}, "a dict with the keys"),
+    ({"pairs": 14, "log_sum_exp": ..., "J": 4.5}, "numbers"),
+    ({"pairs": 14, "log_sum_exp": -1.6, "J": 4.5}, "one positive number"),
+    ({"pairs": 14, "log_sum_exp": 1.6, "J": float("inf")}, "one positive number"),
+    ({"pairs": 14, "log_sum_exp": 1.6, "J": [4.5, 4.5]}, "one positive number"),
+    ({"pairs": 14.5, "log_sum_exp": 1.6, "J": 4.5}, "a whole number"),
+])
+def test_each_malformed_j_at_zero_is_named(answer, words):
     with pytest.raises(AssertionError, match=words):
-        checks.check_lse_factor(factor, name="lse_factor")
+        checks.check_j_at_zero(answer, name="j_at_zero")
