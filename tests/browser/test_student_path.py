@@ -212,9 +212,11 @@ def test_formgrader_s_grading_page_shows_each_rubric_under_the_answer_and_no_fee
     right under it (grader.outputs.rubrics); the student's feedback page holds none of it.
     A page without the console check (Formgrader's page loads MathJax from a CDN)."""
     source = graded_course.source / GRADED / f"{GRADED}.ipynb"
-    (written,) = manually_graded(source)
-    rubric = next(cell.source for cell in nbformat.read(source, as_version=4).cells
-                  if is_rubric(cell))
+    cells = nbformat.read(source, as_version=4).cells
+    written = next(iter(manually_graded(source)))  # the first written answer, and its rubric
+    at = next(index for index, cell in enumerate(cells)
+              if cell.metadata.get("nbgrader", {}).get("grade_id") == written)
+    rubric = next(cell.source for cell in cells[at:] if is_rubric(cell))
     title = rubric.splitlines()[0].removeprefix("### ").replace("`", "")  # as rendered
     with Gradebook(graded_course.gradebook_url) as book:
         submission = book.find_submission_notebook(GRADED, GRADED, "right").id
