@@ -40,69 +40,59 @@ __all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span",
 
 PRETRAINING_MISTAKES = {
     "not_a_loss": "the loss is one number (a tensor with one entry, or a float)",
-    "all_positions": "you scored positions that bert_mask did not choose: look at what "
-    "`masked` marks, and at what the model reads where it is False",
-    "raw_logits": "you used the logits themselves at the targets: look at what the exercise "
-    "calls the model's surprise, and at what turns a row of logits into p(· | x̃)",
-    "summed": "your loss grows with the number of masked tokens: look at how you combine the "
-    "positions' surprises into one number",
-    "sign": "your loss has the wrong sign: look at the sign of a log-probability",
-    "mask_scored": "you scored V + 1 tokens, one more than the words of the text: look at "
-    "what the exercise asks the output layer to score",
+    "all_positions": "your loss changes when the logits change at a position that bert_mask "
+    "did not choose (where `masked` is False)",
+    "raw_logits": "your loss changes when the same number is added to all V logits of a "
+    "position, which leaves p(· | x̃) as it was",
+    "summed": "your loss doubles when the same windows are given twice (a batch twice as "
+    "large, the same surprises)",
+    "sign": "your loss falls as the model gives the words the text had less probability",
+    "mask_scored": "your scores have V + 1 entries at each position, one more than the V "
+    "words the contract asks for",
     "encoder_shape": "the scores are one row of V numbers (one per word) at every position of "
     "every window: (batch, n, V)",
-    "encoder_head": "your scores are not the words' rows of E applied to one vector per "
-    "position, as the output of a model with no other weight is: look at your last step",
-    "encoder_no_final_norm": "the last hidden states reach the output layer without the final "
-    "layer norm (model.norm)",
-    "encoder_causal": "your encoder is causal: changing the last word of a window changed no "
-    "earlier position's scores. Exercise 2 asks where the clue to a masked word can be",
-    "encoder_no_positions": "your encoder cannot tell where a word is: the window read "
-    "backwards gives the same scores, backwards. Look at what H_0 adds to the token rows",
-    "encoder_one_word": "on windows of one word, where the mask changes nothing, your scores "
-    "differ from those of Hugging Face's GPT-2 holding the weights of `model`: look at what "
-    "enters your first block (which table is lifted, and by what factor: decision 2 of "
-    "exercise 2) and at what comes out of the last",
-    "encoder_unlifted": "on windows of one word your scores are those of a model whose token "
-    "rows enter the blocks at their own size, beside position rows many times larger (the "
-    "sizes printed above exercise 2): the blocks read mostly where a word is, not which",
-    "encoder_lifted_positions": "on windows of one word your scores are those of a model whose "
-    "position rows were lifted and whose token rows enter at their own size: the position "
-    "rows, already many times larger (the sizes printed above exercise 2), drown the words "
-    "even more",
-    "no_biases": "you left out the biases: every linear map (Q, K, V, O and the two of the "
-    "feed-forward layer) has a bias vector as long as its output",
-    "no_layer_norms": "you left out the layer norms: one after the embeddings and two in each "
-    "layer, each with a γ and a β of d_model numbers",
-    "layer_norm_once": "each layer norm has TWO vectors of d_model numbers, γ and β; you "
-    "counted one",
-    "no_positions": "you left out the position embeddings: a table of max_positions rows of "
-    "d_model numbers",
-    "no_types": "you left out the token-type (segment) embeddings: type_vocab_size rows of "
-    "d_model numbers",
-    "ff_once": "the feed-forward layer has TWO matrices, d_model × d_ff and d_ff × d_model "
-    "(and biases of d_ff and d_model numbers); you counted one",
-    "no_output_projection": "you counted Q, K and V but not the output projection O "
-    "(d_model × d_model and its bias) that mixes the heads",
-    "pooler": "you counted the pooler (a d_model × d_model layer on [CLS]); the exercise asks "
-    "for the encoder without it",
-    "one_layer": "you counted one layer: multiply the per-layer count by the number of layers",
+    "encoder_head": "at some position your scores are not what one vector of d numbers gives "
+    "through the model's weights, and a model with no other weight gives nothing else",
+    "encoder_no_final_norm": "the vector of d numbers behind your scores at a position (read "
+    "back from them) does not have the mean and variance the model's last weights leave it",
+    "encoder_causal": "changing the last word of a window changed the scores at no earlier "
+    "position",
+    "encoder_no_positions": "the window read backwards gives the same scores, backwards: your "
+    "scores do not depend on where a word is",
+    "encoder_one_word": "on windows of one word, where no mask matters, your scores differ "
+    "from those of Hugging Face's GPT-2 holding the same weights, and a change of word moves "
+    "them another distance",
+    "encoder_unlifted": "on windows of one word, where no mask matters, a change of word moves "
+    "your scores less than it moves those of Hugging Face's GPT-2 holding the same weights",
+    "encoder_lifted_positions": "on windows of one word, where no mask matters, a change of "
+    "word moves your scores far less than it moves those of Hugging Face's GPT-2 holding the "
+    "same weights",
+    "no_biases": "your count is short by exactly the entries of the biases",
+    "no_layer_norms": "your count is short by exactly the entries of the layer norms",
+    "layer_norm_once": "your count is short by exactly half the entries of the layer norms",
+    "no_positions": "your count is short by exactly the entries of the position table",
+    "no_types": "your count is short by exactly the entries of the token-type table",
+    "ff_once": "your count is short by exactly the entries of the feed-forward layer's second "
+    "linear map",
+    "no_output_projection": "your count is short by exactly the entries of the attention's "
+    "output projection",
+    "pooler": "your count is over by exactly the entries of the pooler",
+    "one_layer": "your count is that of an encoder with one layer",
     "not_a_count": "a parameter count is one whole number",
     "not_a_pair": "return a pair (start, end) of two whole numbers",
     "outside": "start and end are positions of the scores: from 0 to len(start_scores) − 1",
     "end_before_start": "your span ends before it starts",
     "too_long": "your span is longer than max_length tokens",
-    "too_short": "a span exactly max_length tokens long beats yours: count the tokens of "
-    "a span (decision 2 of exercise 4)",
-    "separate_argmax": "you returned the best start and the best end taken separately, which "
-    "here are no span the reader may answer (decision 3 of exercise 4)",
-    "from_one": "your positions count from 1; they count from 0, like the scores' indices",
-    "swapped": "you returned (end, start); return (start, end)",
-    "probabilities": "you multiplied probabilities (softmax of the scores): for a confident "
-    "model they underflow to 0 and every span ties. Rank the spans by a number that keeps "
-    "the product's order without computing the product (decision 1 of exercise 4)",
-    "not_best": "your span is one the reader may answer, but the model ranks another span "
-    "above it (decision 1 of exercise 4)",
+    "too_short": "a span exactly max_length tokens long beats yours",
+    "separate_argmax": "the pair you returned is no span the reader may answer on these scores "
+    "(set its start and its end beside max_length)",
+    "from_one": "your pair is the best span's two positions, each plus 1",
+    "swapped": "your pair is the best span's two positions in the other order",
+    "probabilities": "on these scores, which reach the hundreds, another span beats yours, "
+    "where on small scores your ranking finds the best: look at what it computes for such "
+    "scores",
+    "not_best": "your span is one the reader may answer, but another has a higher "
+    "probability p_start(i) p_end(j)",
 }
 
 
@@ -146,9 +136,7 @@ def check_masked_lm_loss(actual, logits, targets, masked, name="masked_lm_loss")
         if near(wrong.item()):
             raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
     raise AssertionError(
-        f"{name} is not right: got {value:.6g}, which is none of the mistakes we know. "
-        "Look at the axis your probabilities are normalised over, at which positions "
-        "count, and at how their surprises make one number.")
+        f"{name} is not right: got {value:.6g}, which is none of the mistakes we know.")
 
 
 # -- the encoder's forward pass -------------------------------------------------------------
@@ -222,7 +210,20 @@ def check_encoder_logits(actual, ids, model, name="encoder_logits") -> None:
         if not gpt_with(lift):
             key = ("encoder_unlifted" if gpt_with(1.0) else
                    "encoder_lifted_positions" if gpt_with(1.0, lift) else "encoder_one_word")
-            raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
+            moved = _moved_by_a_word(got, _gpt_scores(ids, model, lift, 1.0), ids)
+            raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}{moved}.")
+
+
+def _moved_by_a_word(got: torch.Tensor, reference: torch.Tensor, ids: torch.Tensor) -> str:
+    """How far a change of word moves ``got``'s scores on windows of one word (batch, 1, V),
+    against how far it moves ``reference``'s (batch, 1, V + 1: the last is [MASK]'s): the
+    mean distance over pairs of windows of different words, as a ratio; "" with no pair."""
+    pairs = [(a, b) for a in range(len(ids)) for b in range(a + 1, len(ids)) if ids[a] != ids[b]]
+    if not pairs:
+        return ""
+    yours, theirs = got.double(), reference[..., :-1]
+    moved = [sum((x[a] - x[b]).norm().item() for a, b in pairs) for x in (yours, theirs)]
+    return f" (about {moved[0] / moved[1]:.2g} times as far)"
 
 
 # -- parameter count ------------------------------------------------------------------------
@@ -277,9 +278,8 @@ def check_bert_parameters(actual, vocab_size: int, max_positions: int, type_voca
         if value == variant:
             raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
     raise AssertionError(
-        f"{name} is not right: expected {expected:,}, got {value:,} ({value - expected:+,}). "
-        "Count the embeddings (three tables and a LayerNorm), then one layer (Q, K, V, O, "
-        "two LayerNorms, the feed-forward layer), then multiply by the layers.")
+        f"{name} is not right: expected {expected:,}, got {value:,} ({value - expected:+,}), "
+        "a difference that is none of the mistakes we know.")
 
 
 # -- the best answer span -------------------------------------------------------------------
