@@ -36,7 +36,7 @@ from .core import as_tensor
 from .guards import checked_plainly
 
 __all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span",
-           "check_encoder_logits", "check_masked_lm_loss"]
+           "check_encoder_logits", "check_masked_lm_loss", "check_own_position_loss"]
 
 PRETRAINING_MISTAKES = {
     "not_a_loss": "the loss is one number (a tensor with one entry, or a float)",
@@ -224,6 +224,26 @@ def _moved_by_a_word(got: torch.Tensor, reference: torch.Tensor, ids: torch.Tens
     yours, theirs = got.double(), reference[..., :-1]
     moved = [sum((x[a] - x[b]).norm().item() for a, b in pairs) for x in (yours, theirs)]
     return f" (about {moved[0] / moved[1]:.2g} times as far)"
+
+
+# -- the loss of a model that reads its own position only ----------------------------------
+
+
+@checked_plainly
+def check_own_position_loss(actual, name="own_position_loss") -> None:
+    """Fail unless ``actual`` is one positive number. Never whether it is right.
+
+    It is the same for every student, so a check that said whether it is right would be an
+    oracle a loop over candidates could query. Whether it is right is decided when the work
+    is graded: the value it reports is compared with the stored answer
+    (``grader.scoring.outside``), within the record's tolerance.
+    """
+    value = as_tensor(actual, name)
+    if value.numel() != 1 or not torch.isfinite(value).all() or value.item() <= 0:
+        raise AssertionError(f"{name} should be one positive number (a loss in nats); got "
+                             f"{actual!r}")
+    print(f"✓ {name}: one positive number; whether it is right is checked when your work is "
+          "graded")
 
 
 # -- parameter count ------------------------------------------------------------------------

@@ -25,6 +25,11 @@ EXERCISES = (
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
              twins=("course_utils.models.library_gpt.gpt2_holding",
                     "course_utils.checks.pretraining._gpt_scores")),
+    # the best loss of a model that reads its own position only, derived from the words'
+    # frequencies: its visible check looks at the form only; the grade compares it with the
+    # stored answer, to the two decimals the text asks for
+    Exercise("own_position_loss", NOTEBOOK, points=1, check="check_own_position_loss",
+             compare=Compare(rtol=0.0, atol=0.01)),
     # while it runs, no nn.Module can be built or counted (every torch.nn.Module method is
     # refused, so BertModel and friends cannot be either); a count is one whole number: the
     # default rtol would let ±0.1 % of 10⁸ parameters through

@@ -1,5 +1,5 @@
-"""Students for notebook 09's round trip: masked_lm_loss, encoder_logits, bert_parameters and
-best_span (course_utils/checks/pretraining.py)."""
+"""Students for notebook 09's round trip: masked_lm_loss, encoder_logits, own_position_loss,
+bert_parameters and best_span (course_utils/checks/pretraining.py)."""
 
 from tests.grading_cases import Cheat
 
@@ -98,6 +98,9 @@ WRONG = {
         "encoder_logits": encoder_with(h0="E[ids] + model.positions[: ids.shape[-1]]"),
     },
     "encoder_without_its_final_norm": {"encoder_logits": encoder_with(out="h @ E[:-1].T")},
+    # the word read taken as no information where it is random and as certain where it is
+    # the word itself: 0.9 H(p), 3.19 nats (the visible check looks at the form only)
+    "own_position_by_the_tenths": {"own_position_loss": "own_position_loss = 0.9 * baseline"},
     "loss_with_a_naive_softmax": {     # exp overflows on large logits: nan in the hidden tests
         "masked_lm_loss": loss_with(
             picked="(logits.exp() / logits.exp().sum(-1, keepdim=True)).log()"
@@ -202,6 +205,16 @@ def best_span(start_scores, end_scores, max_length):
     return [s, e]                                           # NumPy integers in a list
 """,
     },
+    "own_position_word_by_word": {
+        "own_position_loss": """
+probs, n_vocab = frequency.tolist(), len(frequency)
+own_position_loss = -0.8 * sum(q * math.log(q) for q in probs)     # reading [MASK]
+for y in range(n_vocab):                                           # reading the word y
+    joint = [0.1 * probs[x] * ((x == y) + 1 / n_vocab) for x in range(n_vocab)]   # P(x, y)
+    own_position_loss -= sum(j * math.log(j / sum(joint)) for j in joint)
+""",
+    },
+    "own_position_rounded": {"own_position_loss": "own_position_loss = 3.30"},
     "encoder_from_the_blocks_parts": {
         "encoder_logits": """
 def encoder_logits(ids, model):
@@ -254,6 +267,12 @@ def encoder_logits(ids, model):
     every = torch.ones(ids.shape[0], 1, ids.shape[1], ids.shape[1], dtype=torch.bool)
     logits = twin(inputs_embeds=rows, attention_mask=every).logits[..., :-1]
     return logits.to(model.token_embedding.weight)
+""", zero=True),
+    },
+    "own_position_check_replaced": {
+        "own_position_loss": Cheat("""
+checks.check_own_position_loss = lambda *args, **kwargs: print("✓ own_position_loss")
+own_position_loss = 1.0                                 # and no value reported
 """, zero=True),
     },
     "loss_module": {

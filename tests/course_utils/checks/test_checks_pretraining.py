@@ -244,6 +244,22 @@ def test_no_loss_message_shows_the_expected_value():
     assert f"{right:.3g}" not in str(failure.value)
 
 
+# -- the loss of a model that reads its own position only: the form, never the value -------
+
+
+@pytest.mark.parametrize("answer", [3.30, 3.3009, np.float64(2.84), torch.tensor(3.55), 1])
+def test_the_own_position_check_passes_every_positive_number(answer, capsys):
+    """Right (3.30) and wrong numbers alike: a loop over candidates learns nothing from it."""
+    checks.check_own_position_loss(answer, name="own_position_loss")
+    assert "whether it is right is checked when your work is graded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer", [..., -3.3, 0.0, float("nan"), [3.3, 3.3], "3.30"])
+def test_each_malformed_own_position_loss_is_named(answer):
+    with pytest.raises((AssertionError, TypeError), match="one positive number|own_position_loss"):
+        checks.check_own_position_loss(answer, name="own_position_loss")
+
+
 # -- the grading cases, run as the notebook's test cells run them ----------------------------
 
 SPANS = [  # (start_scores, end_scores, max_length): the visible and hidden tests' kind
