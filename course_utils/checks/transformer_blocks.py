@@ -39,11 +39,12 @@ BLOCK_MISTAKES = {
     "rope_halves": "you paired feature i with feature i + d/2 (the 'rotate_half' layout of "
     "GPT-NeoX and Hugging Face's LLaMA); this exercise pairs neighbours: (x_2i, x_2i+1) turn "
     "together",
-    "rope_minus": "you turned each pair clockwise: exercise 2 turns it counterclockwise, "
-    "from the x_2i axis towards the x_2i+1 axis; check the signs of your sines",
+    "rope_minus": "your pairs turn clockwise, from the x_2i+1 axis towards x_2i: compare "
+    "with the direction you derived in exercise 2, part 1 (the pair (1, 0), a small angle)",
     "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
-    "of section 1's ω_i, which exercise 2 reuses",
-    "rope_times": "your angles grow with the pair index: section 1's ω_i is at most 1",
+    "of the number exercise 2, part 2 gives pair i",
+    "rope_times": "your angles grow with the pair index: the numbers exercise 2, part 2 gives "
+    "are at most 1",
     "rope_arange": "you rotated row j by the angle of position j; use the positions you are "
     "given (row j sits at positions[j])",
     "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE turns each pair "

@@ -22,7 +22,7 @@ EXERCISES = (
                     "course_utils.checks.transformer_blocks._sinusoids",
                     "transformers.models.distilbert.modeling_distilbert.create_sinusoidal_embeddings",
                     "transformers.models.distilbert.modeling_distilbert._create_sinusoidal_embeddings")),
-    Exercise("rope", NOTEBOOK, points=2, check="check_rope_answer",
+    Exercise("rope", NOTEBOOK, points=1, check="check_rope_answer",
              twins=("course_utils.models.transformer.rotary_embedding",
                     "course_utils.checks.transformer_blocks._rotated",
                     "transformers.models.gptj.modeling_gptj.apply_rotary_pos_emb",
