@@ -10,7 +10,7 @@ from course_utils.exercises.allowance import (
     Allowance,
 )
 from course_utils.exercises.masked_attention import MULTI_HEAD_TWINS
-from course_utils.exercises.record import Exercise
+from course_utils.exercises.record import Compare, Exercise
 
 NOTEBOOK = "06_transformer_blocks"
 
@@ -76,4 +76,11 @@ EXERCISES = (
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
              twins=("course_utils.models.library_gpt.gpt2_holding",
                     "course_utils.checks.transformer_blocks._gpt2_logits")),
+    # one draw per row from softmax(logits / temperature), by any exact sampler (PyTorch's
+    # categorical laws too): the draws are compared as samples of one law
+    Exercise("sample_next", NOTEBOOK, points=2, check="check_sample_next",
+             allowance=Allowance(says=DEFAULT.says + ", and torch.distributions",
+                                 modules=DEFAULT.modules + ("torch.distributions",)),
+             compare=Compare(distribution=True),
+             twins=("course_utils.models.gpt.generate",)),
 )
