@@ -80,7 +80,9 @@ EXERCISES = (
     # categorical laws too): the draws are compared as samples of one law
     Exercise("sample_next", NOTEBOOK, points=2, check="check_sample_next",
              allowance=Allowance(says=DEFAULT.says + ", and torch.distributions",
-                                 modules=DEFAULT.modules + ("torch.distributions",)),
+                                 modules=DEFAULT.modules + ("torch.distributions",),
+                                 # what its laws call to check their arguments
+                                 torch_ops=ELEMENTARY | {"_is_all_true", "new"}),
              compare=Compare(distribution=True),
              twins=("course_utils.models.gpt.generate",)),
 )
