@@ -1,4 +1,5 @@
-"""Diagnostic checks for attention: scores, weights, outputs, softmax, masks.
+"""Diagnostic checks for attention: scores, weights, outputs, softmax, masks, and a test for
+causality (notebook 06's ``is_causal``, whose visible test states the answer: ``expected=``).
 
 Expected values come from PyTorch's ``F.scaled_dot_product_attention`` (its weights are
 its output for the identity matrix as values: ``course_utils.models.attention.
@@ -24,6 +25,8 @@ __all__ = [
     "check_attention_output",
     "check_attention_weights",
     "check_causal_attention",
+    "check_is_causal",
+    "check_is_causal_of",
     "check_score_gaps",
     "check_slips",
     "check_softmax",
@@ -247,3 +250,42 @@ def check_slips(actual, name: str = "answer") -> None:
         raise AssertionError(f"{name} names one line twice: give three different lines")
     print(f"✓ {name}: three lines, each with a sentence's sizes; whether each sentence makes "
           "its line go wrong while the other two hold is checked when your work is graded")
+
+
+# -- the causality test -------------------------------------------------------------------
+
+
+@checked_plainly
+def check_is_causal(actual, expected: bool, description: str, name="is_causal") -> None:
+    """Fail unless the answer ``actual`` (a bool, or a one-element tensor or array) equals
+    ``expected`` for the function described by ``description``."""
+    if actual is None:
+        raise AssertionError(f"{name} returned None: return True or False")
+    try:
+        value = bool(actual)
+    except (TypeError, ValueError, RuntimeError):
+        raise AssertionError(
+            f"{name} must return True or False; got {type(actual).__name__} {actual!r}"
+        ) from None
+    if value == expected:
+        return
+    if expected:
+        raise AssertionError(
+            f"{name} said False for {description}, which IS causal: output i depends only "
+            "on tokens j ≤ i. Did you compare all the outputs after changing token t? "
+            "Outputs at positions ≥ t may change; only those before t must not"
+        )
+    raise AssertionError(
+        f"{name} said True for {description}, which is NOT causal: a later token changes an "
+        "earlier output. Change every position t in turn (not only the last), in a way the "
+        "function cannot ignore, and compare the outputs at every position before t"
+    )
+
+
+@checked_plainly
+def check_is_causal_of(actual, f, x, expected: bool, name="is_causal") -> None:
+    """``is_causal(f, x)`` of a test cell (its record's check), which states what f is:
+    ``check("is_causal", f, x, expected=True)``; :func:`check_is_causal`."""
+    label = getattr(f, "__name__", "<lambda>")
+    description = "the function it was given" if label == "<lambda>" else label
+    check_is_causal(actual, expected, description, name=name)

@@ -89,8 +89,9 @@ MASK_MISTAKES = {
     "layer_absolute": "your scores depend on the absolute positions of the query and the key, "
     "not only on their offset m − n: exercise 2's requirement fails for the vectors your "
     "layer scores",
-    "layer_turned_whole": "your features turn at the frequencies of a d-wide row, but the "
-    "vectors that a head scores are d_h wide (exercise 2's ω_i depends on that width)",
+    "layer_turned_whole": "your queries and keys turn at the rates of a d-wide row split "
+    "among the heads: every head after the first gets only slow pairs (the fastest turns "
+    "printed above exercise 4, part 2), too slow to tell neighbouring tokens apart",
     "layer_no_biases": "none of the layer's biases reaches your output: look at what the "
     "attention layer holds besides its weight matrices",
     "layer_no_in_bias": "your queries, keys and values miss their biases (in_proj_bias)",

@@ -1,12 +1,12 @@
 """Diagnostic checks for notebook 06: positional encodings, rotary position embeddings, layer
-norm, one block around a given attention, causality.
+norm, one block around a given attention, the GPT's forward pass and its sampler.
 
 Expected values come from the libraries the exercises refuse, never from a formula written
 out here: the sinusoidal table of Hugging Face's DistilBERT, Hugging Face's GPT-J rotation
 with that table's sines and cosines, PyTorch's ``F.layer_norm`` and
 ``nn.TransformerEncoderLayer`` (loaded with the block's weights), Hugging Face's GPT-2
-holding the GPT's weights (``models.library_gpt``); whether a function is causal, the
-visible test states (``expected=``: the causal block is causal). A known mistake is told
+holding the GPT's weights (``models.library_gpt``), and for a sampler the law of
+``torch.distributions.Categorical`` that its draws must follow. A known mistake is told
 apart by the same oracle on other inputs (a wider table, negated sines, a flipped
 ``norm_first``...) or by a transformation of its output (columns swapped, rows shifted); and
 by a property where the oracle cannot make it (frequencies that grow instead of shrinking).
@@ -21,9 +21,9 @@ from course_utils.models.library_gpt import gpt2_holding
 from .core import as_tensor, check_close
 from .guards import checked_plainly
 
-__all__ = ["BLOCK_MISTAKES", "check_gpt_logits", "check_is_causal", "check_is_causal_of",
-           "check_layer_norm", "check_positional_encoding", "check_rope", "check_rope_answer",
-           "check_rope_relative", "check_transformer_block"]
+__all__ = ["BLOCK_MISTAKES", "check_gpt_logits", "check_layer_norm", "check_positional_encoding",
+           "check_rope", "check_rope_answer", "check_rope_relative", "check_sample_next",
+           "check_transformer_block"]
 
 BLOCK_MISTAKES = {
     "sin_cos_swapped": "sine and cosine are swapped: look again at which column of a pair "
@@ -39,11 +39,12 @@ BLOCK_MISTAKES = {
     "rope_halves": "you paired feature i with feature i + d/2 (the 'rotate_half' layout of "
     "GPT-NeoX and Hugging Face's LLaMA); this exercise pairs neighbours: (x_2i, x_2i+1) turn "
     "together",
-    "rope_minus": "you turned each pair clockwise: exercise 2 turns it counterclockwise, "
-    "from the x_2i axis towards the x_2i+1 axis; check the signs of your sines",
+    "rope_minus": "your pairs turn clockwise, from the x_2i+1 axis towards x_2i: compare "
+    "with the direction you derived in exercise 2, part 1 (the pair (1, 0), a small angle)",
     "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
-    "of section 1's ω_i, which exercise 2 reuses",
-    "rope_times": "your angles grow with the pair index: section 1's ω_i is at most 1",
+    "of the number exercise 2, part 2 gives pair i",
+    "rope_times": "your angles grow with the pair index: the numbers exercise 2, part 2 gives "
+    "are at most 1",
     "rope_arange": "you rotated row j by the angle of position j; use the positions you are "
     "given (row j sits at positions[j])",
     "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE turns each pair "
@@ -76,6 +77,12 @@ BLOCK_MISTAKES = {
     "of E and P (decision 1 of exercise 6)",
     "gpt_no_final_norm": "the last hidden states reach the output layer in another form than "
     "they should: look at decision 2 of exercise 6 and the sizes printed after the blocks",
+    "sample_no_temperature": "your draws follow the same law whatever the temperature: look at "
+    "what it does to the logits before they become probabilities",
+    "sample_times_temperature": "a higher temperature makes your draws more certain, not more "
+    "random: look at how the temperature enters",
+    "sample_uniform": "every token comes out about equally often, whatever its logit",
+    "sample_greedy": "every draw is the most likely token: the limit T → 0, not a draw",
 }
 
 
@@ -83,8 +90,7 @@ BLOCK_MISTAKES = {
 
 
 def _sinusoids(n: int, d: int) -> torch.Tensor:
-    """Hugging Face DistilBERT's sinusoidal table PE, (n, d), as float64 (its values are
-    float32, exact to about 1e-7)."""
+    """Hugging Face DistilBERT's sinusoidal table PE, (n, d), as float64 (float32 values)."""
     from transformers.models.distilbert.modeling_distilbert import create_sinusoidal_embeddings
 
     return create_sinusoidal_embeddings(n, d, torch.empty(n, d)).double()
@@ -326,45 +332,6 @@ def check_transformer_block(actual, x, block: nn.Module, attention, causal: bool
     check_close(actual, _pytorch_block(block, x, causal), name, atol=1e-4, mistakes=mistakes)
 
 
-# -- the causality test -------------------------------------------------------------------
-
-
-@checked_plainly
-def check_is_causal(actual, expected: bool, description: str, name="is_causal") -> None:
-    """Fail unless the answer ``actual`` (a bool, or a one-element tensor or array) equals
-    ``expected`` for the function described by ``description``."""
-    if actual is None:
-        raise AssertionError(f"{name} returned None: return True or False")
-    try:
-        value = bool(actual)
-    except (TypeError, ValueError, RuntimeError):
-        raise AssertionError(
-            f"{name} must return True or False; got {type(actual).__name__} {actual!r}"
-        ) from None
-    if value == expected:
-        return
-    if expected:
-        raise AssertionError(
-            f"{name} said False for {description}, which IS causal: output i depends only "
-            "on tokens j ≤ i. Did you compare all the outputs after changing token t? "
-            "Outputs at positions ≥ t may change; only those before t must not"
-        )
-    raise AssertionError(
-        f"{name} said True for {description}, which is NOT causal: a later token changes an "
-        "earlier output. Change every position t in turn (not only the last), in a way the "
-        "function cannot ignore, and compare the outputs at every position before t"
-    )
-
-
-@checked_plainly
-def check_is_causal_of(actual, f, x, expected: bool, name="is_causal") -> None:
-    """``is_causal(f, x)`` of a test cell (its record's check), which states what f is:
-    ``check("is_causal", f, x, expected=True)``; :func:`check_is_causal`."""
-    label = getattr(f, "__name__", "<lambda>")
-    description = "the function it was given" if label == "<lambda>" else label
-    check_is_causal(actual, expected, description, name=name)
-
-
 # -- the whole GPT ----------------------------------------------------------------------------
 
 
@@ -397,3 +364,37 @@ def check_gpt_logits(actual, ids, model: nn.Module, run_block, name="gpt_logits"
         BLOCK_MISTAKES["gpt_no_final_norm"]: _gpt2_logits(model, ids, final_norm=False),
     }
     check_close(actual, _gpt2_logits(model, ids), name, atol=1e-4, mistakes=mistakes)
+
+
+# -- the sampler -----------------------------------------------------------------------------
+
+
+@checked_plainly
+def check_sample_next(actual, logits, temperature: float, name="sample_next") -> None:
+    """Fail unless ``actual`` has one id per row of ``logits`` (batch, V), counted as drawn."""
+    if not temperature > 0:
+        raise ValueError(f"temperature must be positive; got {temperature}")
+    logits, got = as_tensor(logits, "logits"), as_tensor(actual, name)
+    size, shape = logits.shape[-1], tuple(logits.shape[:-1])
+    if (got.shape != shape or getattr(actual, "is_floating_point", lambda: True)()
+            or ((got < 0) | (got >= size)).any()):
+        raise AssertionError(f"{name} should return one token id per row of logits, a tensor "
+                             f"of integers 0 … {size - 1} of shape {shape}; got {tuple(got.shape)}")
+    rows, which = torch.unique(logits.reshape(-1, size), dim=0, return_inverse=True)
+    counts = torch.zeros(len(rows), size, dtype=torch.float64).index_put_(
+        (which, got.reshape(-1).long()), torch.ones(len(which)).double(), accumulate=True)
+    n, law = counts.sum(dim=1, keepdim=True), torch.distributions.Categorical
+
+    def follows(p):  # over equal rows, each count within 6σ of Categorical's expected count
+        return bool(((counts - n * p).abs() <= 6 * (n * p * (1 - p)).sqrt() + 0.5).all())
+
+    if follows(law(logits=rows / temperature).probs):
+        return
+    for key, p in (("sample_no_temperature", law(logits=rows).probs),
+                   ("sample_times_temperature", law(logits=rows * temperature).probs),
+                   ("sample_uniform", law(logits=torch.zeros_like(rows)).probs),
+                   ("sample_greedy", F.one_hot(rows.argmax(dim=1), size).double())):
+        if follows(p):
+            raise _named(name, key)
+    raise AssertionError(f"{name} is not right: the counts of its draws of each row do not "
+                         "follow softmax(logits / temperature)")

@@ -10,7 +10,7 @@ from course_utils.exercises.allowance import (
     Allowance,
 )
 from course_utils.exercises.masked_attention import MULTI_HEAD_TWINS
-from course_utils.exercises.record import Exercise
+from course_utils.exercises.record import Compare, Exercise
 
 NOTEBOOK = "06_transformer_blocks"
 
@@ -22,7 +22,7 @@ EXERCISES = (
                     "course_utils.checks.transformer_blocks._sinusoids",
                     "transformers.models.distilbert.modeling_distilbert.create_sinusoidal_embeddings",
                     "transformers.models.distilbert.modeling_distilbert._create_sinusoidal_embeddings")),
-    Exercise("rope", NOTEBOOK, points=2, check="check_rope_answer",
+    Exercise("rope", NOTEBOOK, points=1, check="check_rope_answer",
              twins=("course_utils.models.transformer.rotary_embedding",
                     "course_utils.checks.transformer_blocks._rotated",
                     "transformers.models.gptj.modeling_gptj.apply_rotary_pos_emb",
@@ -76,4 +76,13 @@ EXERCISES = (
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
              twins=("course_utils.models.library_gpt.gpt2_holding",
                     "course_utils.checks.transformer_blocks._gpt2_logits")),
+    # one draw per row from softmax(logits / temperature), by any exact sampler (PyTorch's
+    # categorical laws too): the draws are compared as samples of one law
+    Exercise("sample_next", NOTEBOOK, points=2, check="check_sample_next",
+             allowance=Allowance(says=DEFAULT.says + ", and torch.distributions",
+                                 modules=DEFAULT.modules + ("torch.distributions",),
+                                 # what its laws call to check their arguments
+                                 torch_ops=ELEMENTARY | {"_is_all_true", "new"}),
+             compare=Compare(distribution=True),
+             twins=("course_utils.models.gpt.generate",)),
 )

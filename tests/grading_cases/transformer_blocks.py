@@ -740,3 +740,63 @@ def my_attention(h, self_attn, rotate, causal=False):
 """, zero=True),
     },
 })
+
+# --- sample_next (exercise 7): one draw per row from softmax(logits / T); its tests count the
+# draws of many equal rows, and the grader compares the hidden tests' draws as samples ------
+
+
+def sampler_with(scaled="logits / temperature"):
+    """A sample_next answer drawing from the softmax of ``scaled``."""
+    return f"""
+def sample_next(logits, temperature):
+    return torch.multinomial(torch.softmax({scaled}, dim=-1), 1).squeeze(-1)
+"""
+
+
+WRONG.update({
+    "sample_without_the_temperature": {"sample_next": sampler_with("logits")},
+    "sample_times_the_temperature": {"sample_next": sampler_with("logits * temperature")},
+    "sample_the_most_likely": {"sample_next": """
+def sample_next(logits, temperature):
+    return logits.argmax(dim=-1)                        # greedy: the limit T → 0
+"""},
+})
+
+CORRECT.update({
+    "sample_by_pytorchs_categorical_law": {"sample_next": """
+from torch.distributions import Categorical
+
+
+def sample_next(logits, temperature):
+    return Categorical(logits=logits / temperature).sample()
+"""},
+    "sample_by_the_inverse_cdf_in_float64": {"sample_next": """
+def sample_next(logits, temperature):
+    p = torch.softmax(logits.double() / temperature, dim=-1)
+    u = torch.rand(len(p), 1, dtype=torch.float64, device=p.device)
+    ids = (p.cumsum(dim=-1) < u).sum(dim=-1)             # the first token whose sum passes u
+    return ids.clamp(max=p.shape[-1] - 1)
+"""},
+    "sample_by_gumbel_max": {"sample_next": """
+def sample_next(logits, temperature):
+    gumbel = -torch.empty_like(logits).exponential_().log()
+    return (logits / temperature + gumbel).argmax(dim=-1)
+"""},
+})
+
+CHEAT["sample_through_generate"] = {"sample_next": Cheat("""
+from course_utils.models.gpt import GPTConfig, TinyGPT, generate
+
+
+class Fixed(TinyGPT):                                   # a "model" whose logits are given
+    def forward(self, ids):
+        return self.given[:, None, :].expand(-1, ids.shape[1], -1)
+
+
+def sample_next(logits, temperature):
+    model = Fixed(GPTConfig(logits.shape[-1], block_size=1, d_model=2, n_layers=1, n_heads=1,
+                            dim_feedforward=2))
+    model.given = logits
+    start = torch.zeros(len(logits), 1, dtype=torch.long)
+    return generate(model, start, 1, temperature=temperature)[:, -1]
+""", zero=True)}

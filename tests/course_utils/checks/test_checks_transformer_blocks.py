@@ -408,3 +408,43 @@ def test_the_gpt_check_wants_the_learned_positions_model():
     with pytest.raises(ValueError, match="learned positions"):
         checks.check_gpt_logits(torch.zeros(1, 2, 20), torch.zeros(1, 2, dtype=torch.long),
                                 model, None)
+
+
+# -- the sampler ---------------------------------------------------------------------------------
+
+ROWS = torch.tensor([[2.0, 1.0, 0.0, -0.5], [0.0, 0.5, 1.0, 1.5]]).repeat(2000, 1)
+
+
+def drawn(logits, temperature):
+    """Draws of softmax(logits / temperature) by inverse CDF, written out here."""
+    p = torch.softmax(logits.double() / temperature, dim=-1)
+    return (p.cumsum(dim=-1) < torch.rand(len(p), 1, dtype=torch.float64)).sum(dim=-1).clamp(max=3)
+
+
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 2.0])
+def test_right_draws_pass_by_any_sampler(temperature):
+    torch.manual_seed(0)
+    checks.check_sample_next(drawn(ROWS, temperature), ROWS, temperature)
+    checks.check_sample_next(torch.distributions.Categorical(logits=ROWS / temperature).sample(),
+                             ROWS, temperature)
+
+
+@pytest.mark.parametrize(("wrong", "key"), [
+    (lambda: drawn(ROWS, 1.0), "sample_no_temperature"),
+    (lambda: drawn(ROWS * 0.25, 0.5), "sample_times_temperature"),    # logits × T
+    (lambda: torch.randint(4, (len(ROWS),)), "sample_uniform"),
+    (lambda: ROWS.argmax(dim=-1), "sample_greedy"),
+])
+def test_sampler_mistakes_are_named(wrong, key):
+    torch.manual_seed(1)
+    with raises(key):
+        checks.check_sample_next(wrong(), ROWS, 0.5)
+
+
+def test_draws_that_are_not_one_id_per_row_are_refused():
+    ids = drawn(ROWS, 0.5)
+    for wrong in (ids[:, None], ids.double(), ids + 4):
+        with pytest.raises(AssertionError, match="one token id per row"):
+            checks.check_sample_next(wrong, ROWS, 0.5)
+    with pytest.raises(ValueError, match="temperature must be positive"):
+        checks.check_sample_next(ids, ROWS, 0.0)
