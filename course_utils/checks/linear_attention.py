@@ -47,14 +47,14 @@ LINEAR_MISTAKES = {
     "contributions are lost (compare which keys the state before and after token i covers)",
     "not_accumulated_z": "your z_i holds token i's contribution alone: the earlier tokens' "
     "are lost (compare which keys the state before and after token i covers)",
-    "outer_transposed": "what you add to S is transposed: compare its shape with that of S, "
-    "(r, D_v)",
+    "outer_transposed": "the term your step adds to S is transposed: its rows run over what "
+    "the state's columns run over (look at how you form that term)",
     "no_decay": "your S_i does not fade: it is the state of γ = 1 whatever γ is; compare "
     "the definition's sums at token i and at token i − 1, term by term",
-    "decay_z_only": "your z_i fades but your S_i does not: the numerator and the normaliser "
-    "weigh each token alike",
-    "decay_s_only": "your S_i fades but your z_i does not: the numerator and the normaliser "
-    "weigh each token alike",
+    "decay_z_only": "your S_i does not fade, though your z_i does: S_i is the state of γ = 1 "
+    "whatever γ is (look at your update of S)",
+    "decay_s_only": "your z_i does not fade, though your S_i does: z_i is the state of γ = 1 "
+    "whatever γ is (look at your update of z)",
     "decay_after_adding": "your S_i and z_i fade token i's own term too: which tokens' "
     "weights does one step of decay change, and what is token i's own weight?",
     "decay_power": "your old tokens fade faster at each step (a decay that depends on i): "
@@ -63,8 +63,8 @@ LINEAR_MISTAKES = {
     "enters the two shared sums of exercise 1",
     "old_state": "your outputs lag one token behind: from the empty state the first one is "
     "0/0, and each later one misses its own token's value (which state does it read?)",
-    "output_no_feature_map": "you multiplied the state by q_i itself: the query enters the "
-    "kernel through its features, as the key does",
+    "output_no_feature_map": "your outputs are the state read with the raw query q_i: look "
+    "at what multiplies the state in the numerator and the normaliser of the definition",
     "separation_breaks": "with your δ some query and key break ‖k_j − k*‖ ≤ δ ‖q_i − k*‖",
     "separation_not_smallest": "every pair holds with your δ, but also with a smaller one",
     "not_causal": "you summed over ALL keys: causal attention keeps j ≤ i only",

@@ -289,8 +289,8 @@ class NoSquareMatrix:
                 raise RuleBroken(
                     f"{self.exercise} made a tensor of shape {tuple(tensor.shape)} with {name}: "
                     f"that is the {self.n_q} × {self.n_k} matrix of every query against every key, "
-                    "which this exercise asks you to avoid (no N × N matrix): regroup the "
-                    "products so that only sums over the keys are kept"
+                    "which this exercise refuses (no N × N matrix): look at which of your "
+                    "products makes it, and in what order your products are taken"
                 )
 
 

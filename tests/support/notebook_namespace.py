@@ -1,8 +1,9 @@
 """A solution notebook run in this process, in quick mode, up to a cell: its globals.
 
-The tests that prove a notebook trains the student's own model (06's GPT, 09's BERT) run
-the solution's code cells (test cells left out: they grade, they build nothing) in one
-namespace, then run the cells that build and train the model again with an answer changed.
+The tests that prove a notebook trains the student's own model (06's GPT, 07's linear
+attention, 09's BERT) run the solution's code cells (test cells left out: they grade, they
+build nothing) in one namespace, then run the cells that build and train the model again
+with an answer changed.
 """
 
 import contextlib

@@ -144,8 +144,8 @@ def _broken(exercise: str, name: str, short: int = 0, long: int = 0,
         f"{exercise} does work that grows with N², the number of positions squared: its "
         f"{name} grew {growth} from {positions} to {2 * positions} positions, where linear work "
         "doubles. This exercise asks for work linear in N, whatever form the N × N products "
-        "take (a matrix, a loop over rows or pairs, blocks, lists): regroup the products so "
-        "that only sums over the keys are kept"
+        "take (a matrix, a loop over rows or pairs, blocks, lists): look at which of your "
+        "steps runs once for every pair of a query and a key"
     )
 
 
@@ -199,7 +199,7 @@ def _check_chunks(exercise: str, function: Callable, args: tuple, kwargs: dict) 
             f"{exercise} works position by position: from {4 * chunk} to {8 * chunk} positions "
             f"(4 more chunks of {chunk}) it ran {added} more PyTorch operations, "
             f"{added / (4 * chunk):.0f} per position, where a chunked form adds a few per chunk "
-            "whatever the chunk's length: let each step of your work handle a whole chunk")
+            "whatever the chunk's length: look at which of your steps runs once per position")
     for n, (counts, (entries, shape), bound) in runs.items():
         if entries > bound or counts[OUTSIDE] > 8 * bound:
             made = (f"a tensor of shape {shape}" if entries > bound
@@ -207,8 +207,8 @@ def _check_chunks(exercise: str, function: Callable, args: tuple, kwargs: dict) 
             raise RuleBroken(
                 f"{exercise} made {made} at {n} positions in chunks of {chunk}: more numbers "
                 f"than its inputs, their features, the output, the chunks' {chunk} × {chunk} "
-                f"scores and one state per chunk hold together ({bound}). Keep one running "
-                "state, not one per position")
+                f"scores and one state per chunk hold together ({bound}): look at where that "
+                "tensor is made, and which of its axes grows with the positions")
 
 
 def check_cost(exercise: str, function: Callable, args: tuple, kwargs: dict) -> None:
