@@ -19,8 +19,8 @@ written again:
   summed over the batch (label 1 for the context word, 0 for the noise words); each slip is
   autograd's step on that loss with the part the slip forgets detached or its sign changed;
   a step that gets every row right but those the batch names more than once is named too;
-* the objective at W = 0 is judged by its form only (three positive numbers): it is the same
-  for every student, and the grader compares it with the stored answer.
+* the objective at W = 0, a formula in T, c and N, is judged by its form only (one positive
+  number): the grader compares the values of its hidden tests with the stored answers.
 """
 
 from collections import Counter
@@ -126,33 +126,25 @@ def check_window_pairs(actual, words, c: int, expected=None, name: str = "window
                          + "\n  ".join(problems))
 
 
-J_AT_ZERO_KEYS = ("pairs", "log_sum_exp", "J")
-
-
 @checked_plainly
-def check_j_at_zero(actual, name: str = "j_at_zero") -> None:
-    """Fail unless ``actual`` is a dict of three positive numbers: the pairs of the lectures'
-    sentence, the log-sum-exp of one pair's scores at W = 0, and J(theta) there. Never whether
-    they are right.
+def check_j_at_zero(actual, T: int, c: int, N: int, name: str = "j_at_zero") -> None:
+    """Fail unless ``actual``, what ``j_at_zero(T, c, N)`` returned, is one positive number:
+    J(theta) at W = 0 for a text of T words, the maximum skip distance c and N words. Never
+    whether it is right.
 
-    They are the same for every student, so a check that said whether they are right would
-    be an oracle a loop over candidates could query. This one fails only on what no right
-    answer is (not that dict; a number that is not finite and positive; a count of pairs that
-    is not a whole number). Whether they are right is decided when the work is graded: the
-    value it reports is compared with the stored answer (``grader.scoring.outside``).
+    A check that said whether it is right would be an oracle a loop over candidate formulas
+    could query. This one fails only on what no right answer is (not one number; a number
+    that is not finite and positive). Whether it is right is decided when the work is graded:
+    the values its hidden tests report, for other T, c and N, are compared with the stored
+    answers (``grader.scoring.outside``).
     """
-    if not isinstance(actual, dict) or set(actual) != set(J_AT_ZERO_KEYS):
-        raise AssertionError(f"{name} should be a dict with the keys {', '.join(J_AT_ZERO_KEYS)}"
-                             f"; got {actual!r}")
-    for key in J_AT_ZERO_KEYS:
-        value = as_tensor(actual[key], f'{name}["{key}"]')
-        if value.numel() != 1 or not torch.isfinite(value).all() or value.item() <= 0:
-            raise AssertionError(f'{name}["{key}"] should be one positive number; got '
-                                 f"{actual[key]!r}")
-    if float(actual["pairs"]) != round(float(actual["pairs"])):
-        raise AssertionError(f'{name}["pairs"] counts pairs: a whole number')
-    print(f"✓ {name}: three positive numbers; whether they are right is checked when your work "
-          "is graded")
+    for value, what in ((T, "T"), (c, "c"), (N, "N")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{what} must be a positive int; got {value!r}")
+    value = as_tensor(actual, name)
+    if value.numel() != 1 or not torch.isfinite(value).all() or value.item() <= 0:
+        raise AssertionError(f"{name} should return one positive number, J(theta) at W = 0; "
+                             f"got {actual!r}")
 
 
 def _context(ids: torch.Tensor, t: int, c: int) -> torch.Tensor:

@@ -18,8 +18,9 @@ EXERCISES = (
                                      "(cross_entropy, nll_loss)",
                  torch_ops=ELEMENTARY - {"softmax", "log_softmax"}),
              torch_twins=("cross_entropy", "nll_loss", "log_softmax")),
-    # J(theta) at W = 0 derived before the cell that computes it: its visible check looks at
-    # the form only; the grade compares it with the stored answer
+    # J(theta) at W = 0 as a formula in T, c and N, derived before the cell that computes it
+    # for the lecture's sentence: its visible check looks at the form only; the grade compares
+    # the hidden tests' values (other T, c, N) with the stored answers
     Exercise("j_at_zero", NOTEBOOK, points=1, check="check_j_at_zero"),
     # the closed-form gradient: no autograd
     Exercise("sgd_step", NOTEBOOK, points=5, check="check_sgd_step",

@@ -57,6 +57,20 @@ _NS_ADD = """
     grad_U = torch.zeros_like(U).index_add_(0, words.reshape(-1), rows_u)
 """
 
+# Exercise 2's J at W = 0 written with the typical slips of its formula.
+J_DRAFT_PAIRS = """
+def j_at_zero(T, c, N):
+    return (2 * c * T - c * (c + 1) / 2) * math.log(N) / T
+"""
+J_NO_ENDS = """
+def j_at_zero(T, c, N):
+    return 2 * c * math.log(N)
+"""
+J_NOT_AVERAGED = """
+def j_at_zero(T, c, N):
+    return (2 * c * T - c * (c + 1)) * math.log(N)
+"""
+
 # Every answer a "yes": the noise words' terms with the wrong sign.
 NS_NOISE_SAID_YES = _NS_HEAD + _NS_ADD + """
     loss = -F.logsigmoid(scores).sum()
@@ -170,17 +184,16 @@ WRONG = {
         "sgd_step": NO_EXPECTED_TERM,
         "ns_step": NS_MEAN_GRADIENT,
     },
-    # exercise 2's J at W = 0: the draft's 17 pairs (passes the visible check, which looks at
-    # the form only); one pair's loss for J (passes it too); log 1 = 0 for e^0 (it does not)
-    "only_center_row": {"j_at_zero": 'j_at_zero = {"pairs": 17, "log_sum_exp": math.log(5), '
-                                     '"J": 17 * math.log(5) / 5}',
+    # exercise 2's J at W = 0 as a formula: the draft's pairs (the left end kept); 2c pairs at
+    # every position (no ends); the sum over windows, not divided by T. Each passes the visible
+    # check (the form only) and loses the point on the hidden T, c, N.
+    "only_center_row": {"j_at_zero": J_DRAFT_PAIRS,
                         "window_loss": LOG_SUM_EXP_ONCE, "sgd_step": ONLY_CENTER_ROW,
                         "ns_step": NS_OVERWRITES_REPEATS},
-    "center_row_overwritten": {"j_at_zero": 'j_at_zero = {"pairs": 14, "log_sum_exp": '
-                                            'math.log(5), "J": math.log(5)}',
+    "center_row_overwritten": {"j_at_zero": J_NO_ENDS,
                                "sgd_step": CENTER_ROW_OVERWRITTEN,
                                "ns_step": NS_NOISE_ROWS_FIXED},
-    "gradient_ascent": {"j_at_zero": 'j_at_zero = {"pairs": 14, "log_sum_exp": 0, "J": 0}',
+    "gradient_ascent": {"j_at_zero": J_NOT_AVERAGED,
                         "sgd_step": GRADIENT_ASCENT},
     "autograd_instead": {"sgd_step": AUTOGRAD_INSTEAD},
     "library_twin": {"window_loss": CROSS_ENTROPY_LOSS, "ns_step": TWIN_NEGATIVE_SAMPLING},
@@ -301,16 +314,22 @@ def ns_step(V, U, centers, contexts, noise, lr):
 
 CORRECT = {
     "loops_and_hand_written": {
-        "j_at_zero": 'j_at_zero = {"pairs": 2 * 2 * 5 - 2 * 3, "log_sum_exp": math.log(5), '
-                     '"J": (2 * 2 * 5 - 2 * 3) * math.log(5) / 5}',
+        "j_at_zero": """
+def j_at_zero(T, c, N):
+    pairs = sum(min(c, t) + min(c, T - 1 - t) for t in range(T))   # counted window by window
+    return pairs * -math.log(1 / N) / T
+""",
         "window_pairs": RIGHT_FIRST_PAIRS,
         "window_loss": HAND_LOG_SUM_EXP,
         "sgd_step": SGD_STEP_PAIR_BY_PAIR,
         "ns_step": NS_STEP_BY_LOOP,
     },
     "zip_and_one_hot": {
-        "j_at_zero": 'import numpy as np\nj_at_zero = {"J": 4.506, "pairs": np.int64(14), '
-                     '"log_sum_exp": np.log(np.float32(5))}',
+        "j_at_zero": """
+import numpy as np
+def j_at_zero(T, c, N):
+    return np.float32(2 * c - c * (c + 1) / T) * np.log(np.float32(N))   # per word, in float32
+""",
         "window_pairs": ZIP_PAIRS,
         "window_loss": ONE_HOT_LOSS,
         "sgd_step": SGD_STEP_ONE_HOT,
@@ -387,8 +406,16 @@ def sgd_step(W, ids, t, c, lr):
     return loss.detach(), leaf.grad, W - lr * leaf.grad
 """, zero=True),
         "j_at_zero": Cheat("""
-checks.check_j_at_zero = lambda *args, **kwargs: print("✓ j_at_zero")   # no value reported
-j_at_zero = {"pairs": 1, "log_sum_exp": 1, "J": 1}
+checks.check_j_at_zero = lambda *args, **kwargs: None   # the visible check silenced
+
+
+class Anything(float):
+    def __eq__(self, other):   # equal to every stored answer
+        return True
+
+
+def j_at_zero(T, c, N):
+    return Anything(1.0)
 """, zero=True),
         "ns_step": Cheat("""
 def ns_step(V, U, centers, contexts, noise, lr):
