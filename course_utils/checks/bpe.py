@@ -185,13 +185,17 @@ def check_merged_corpus(actual, corpus: dict, pair: tuple, name: str = "merge_pa
         return
     t_left, t_right = pair
     if any(token == pair or isinstance(token, tuple) for word in actual for token in word):
-        _fail(name, f"the new token is the string t_L + t_R = {t_left + t_right!r}, not a tuple")
+        _fail(name, f"a token of yours is a tuple; t_NEW is the string {t_left + t_right!r}")
     if any(pair in tuple(zip(word, word[1:], strict=False)) for word in actual):
-        _fail(name, f"({t_left!r}, {t_right!r}) still occurs in {_show(actual, 2)}: replace EVERY "
-                    "occurrence in a word, left to right, not only the first")
+        _fail(name, f"({t_left!r}, {t_right!r}) still stands side by side in {_show(actual, 2)}")
+    known = {t_left + t_right, *(token for word in corpus for token in word)}
+    stray = next((token for word in actual for token in word if token not in known), None)
+    if stray is not None:
+        _fail(name, f"{stray!r} is neither a token of C nor t_L + t_R: tokens other than the "
+                    "pair were joined")
     if sum(actual.values()) != sum(corpus.values()):
         _fail(name, f"C holds {sum(corpus.values())} words, counted with their counts; yours "
-                    f"{sum(actual.values())}: keep each word's count")
+                    f"{sum(actual.values())}")
     wrong = next((word for word in expected if actual.get(word) != expected[word]), None)
     if wrong is not None:
         _fail(name, f"{wrong!r} should occur {expected[wrong]} times; got {actual.get(wrong)}")
