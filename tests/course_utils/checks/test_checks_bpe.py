@@ -80,7 +80,7 @@ def test_pair_count_mistakes_are_named():
     with fails("across word boundaries"):
         checks.check_pair_counts(dict(Counter(zip(stream, stream[1:], strict=False))), C)
     once = Counter(pair for word in C for pair in zip(word, word[1:], strict=False))
-    with fails("occurs n times contributes each of its pairs n times"):
+    with fails("each word's pairs were counted once, not as often as the word occurs"):
         checks.check_pair_counts(dict(once), C)
     with fails(r"'e' stands before another token 19 times .* add up to 18"):
         checks.check_pair_counts(pairs_of(C) | {("e", "r"): 8}, C)
@@ -311,27 +311,27 @@ def test_encoding_mistakes_are_named(gpt4):
         check(None)
     with fails("must be a list of ids"):
         check({1: 2})
-    with fails(r"return the ids \(ints, ranks\[token\]\), not the tokens"):
+    with fails(r"your list holds tokens, not their ids \(ints\)"):
         check(gpt4.decode_tokens_bytes(expected))
     with fails("every id must be an int; got \\['int', 'float'"):
         check([1, 2.0])
     ordinary = [i for c in regex.findall(pre_tokenizer.CL100K_PATTERN, TEXT)
                 for i in gpt4.encode_ordinary(c)]
-    with fails("special tokens were read as ordinary text: cut every key"):
+    with fails(r"the special tokens were read as ordinary text\.$"):
         check(ordinary)
-    with fails("the special tokens are missing: each one gets its id"):
+    with fails(r"the special tokens are missing from your ids\.$"):
         check([i for i in by_parts(TEXT, lambda p: regex.findall(pre_tokenizer.CL100K_PATTERN, p))
                if i not in specials.values()])
     only_end = [i for n, part in enumerate(TEXT.split("<|endoftext|>"))
                 for i in ([100257] if n else []) + gpt4.encode_ordinary(part)]
-    with fails("EVERY special token of special_tokens, not only '<\\|endoftext\\|>'"):
+    with fails("'<\\|endoftext\\|>' was read as a special token, the others of special_tokens as"):
         check(only_end)
-    with fails("merges must stay inside the chunks of the pre-tokenizer"):
+    with fails(r"a merge crossed a chunk boundary of GPT-4's pattern\.$"):
         check(by_parts(TEXT, lambda part: [part] if part else []))
     with fails("id 100261 is not in ranks or special_tokens"):
         check(expected[:-1] + [100261])
     by_words = [i for w in TEXT.split() for i in gpt4.encode(w, disallowed_special=())]
-    with fails("do not join back to the text.*str.split\\(\\) drops the spaces"):
+    with fails(r"do not join back to the text: text went missing or was added\.$"):
         check(by_words)
     cut_cat = [expected[0], *gpt4.encode(" c"), *gpt4.encode("at"), *expected[2:]]
     with fails(r"position 1: expected 8415 \(b' cat'\), got 272 \(b' c'\)"):
