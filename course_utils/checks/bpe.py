@@ -87,10 +87,9 @@ def check_pair_counts(actual, corpus: dict, expected=None, name: str = "count_pa
     if sides != _sides(corpus.items()):
         stream = [token for word, count in corpus.items() for _ in range(count) for token in word]
         if sides == _sides([(stream, 1)]):
-            _fail(name, "you counted pairs across word boundaries; count pairs inside each "
-                        "word only")
+            _fail(name, "you counted pairs across word boundaries")
         if sides == _sides((word, 1) for word in corpus):
-            _fail(name, "a word that occurs n times contributes each of its pairs n times")
+            _fail(name, "each word's pairs were counted once, not as often as the word occurs")
         for truth, yours, where, place in zip(_sides(corpus.items()), sides, ("before", "after"),
                                               ("first", "second"), strict=True):
             token = next((t for t in truth | yours if truth[t] != yours[t]), None)
@@ -185,13 +184,17 @@ def check_merged_corpus(actual, corpus: dict, pair: tuple, name: str = "merge_pa
         return
     t_left, t_right = pair
     if any(token == pair or isinstance(token, tuple) for word in actual for token in word):
-        _fail(name, f"the new token is the string t_L + t_R = {t_left + t_right!r}, not a tuple")
+        _fail(name, f"a token of yours is a tuple; t_NEW is the string {t_left + t_right!r}")
     if any(pair in tuple(zip(word, word[1:], strict=False)) for word in actual):
-        _fail(name, f"({t_left!r}, {t_right!r}) still occurs in {_show(actual, 2)}: replace EVERY "
-                    "occurrence in a word, left to right, not only the first")
+        _fail(name, f"({t_left!r}, {t_right!r}) still stands side by side in {_show(actual, 2)}")
+    known = {t_left + t_right, *(token for word in corpus for token in word)}
+    stray = next((token for word in actual for token in word if token not in known), None)
+    if stray is not None:
+        _fail(name, f"{stray!r} is neither a token of C nor t_L + t_R: tokens other than the "
+                    "pair were joined")
     if sum(actual.values()) != sum(corpus.values()):
         _fail(name, f"C holds {sum(corpus.values())} words, counted with their counts; yours "
-                    f"{sum(actual.values())}: keep each word's count")
+                    f"{sum(actual.values())}")
     wrong = next((word for word in expected if actual.get(word) != expected[word]), None)
     if wrong is not None:
         _fail(name, f"{wrong!r} should occur {expected[wrong]} times; got {actual.get(wrong)}")
@@ -281,8 +284,7 @@ def check_train_bytes(actual, text: str, k: int, name: str = "train_bytes") -> N
         _fail(name, f"the new tokens get the ranks 256 to {255 + k}, one each, in the order "
                     "learned")
     if actual == _learned_by_library(text, k, WHOLE):
-        _fail(name, "a merge crossed a chunk boundary: cut the text into chunks with GPT-4's "
-                    "pattern first, and count pairs inside each chunk only")
+        _fail(name, "a merge crossed a chunk boundary of GPT-4's pattern")
     yours = {rank: token for token, rank in actual.items()}
     learned = {rank: token for token, rank in expected.items()}
     rank = next(r for r in range(256, 256 + k) if yours[r] != learned.get(r))
@@ -346,7 +348,7 @@ def check_encode(actual, text: str, ranks, special_tokens, name="encode") -> Non
     if actual == expected:
         return
     if actual and all(isinstance(i, (bytes, str)) for i in actual):
-        _fail(name, "return the ids (ints, ranks[token]), not the tokens themselves")
+        _fail(name, "your list holds tokens, not their ids (ints)")
     if not all(isinstance(i, int) and not isinstance(i, bool) for i in actual):
         _fail(name, f"every id must be an int; got {[type(i).__name__ for i in actual][:4]}")
     _name_a_mistake(actual, text, encoder, ranks, special_tokens, name)
@@ -356,10 +358,10 @@ def check_encode(actual, text: str, ranks, special_tokens, name="encode") -> Non
     pieces = [by_id.get(i) for i in actual]
     if None in pieces:
         wrong = actual[pieces.index(None)]
-        _fail(name, f"id {wrong} is not in ranks or special_tokens: ids are ranks[token]")
+        _fail(name, f"id {wrong} is not in ranks or special_tokens")
     if b"".join(pieces) != text.encode("utf-8"):
         _fail(name, "the tokens of your ids do not join back to the text: text went missing or was "
-                    "added (str.split() drops the spaces; the regex chunks keep every character)")
+                    "added")
     # The same bytes cut another way: the first id that differs lies inside both lists.
     at = next(i for i, (a, e) in enumerate(zip(actual, expected, strict=False)) if a != e)
     got, want = f"{actual[at]} ({by_id[actual[at]]!r})", f"{expected[at]} ({by_id[expected[at]]!r})"
@@ -372,26 +374,19 @@ def _name_a_mistake(actual, text, encoder, ranks, special_tokens, name) -> None:
     specials = set(special_tokens)
     if any(s in text for s in specials):
         if actual == encoder.encode(text, disallowed_special=()):
-            _fail(name, "the special tokens were read as ordinary text: cut every key of "
-                        "special_tokens (such as '<|endoftext|>') out of the text FIRST and give "
-                        "it its own id")
+            _fail(name, "the special tokens were read as ordinary text")
         ids = set(special_tokens.values())
         if actual == [i for i in encoder.encode(text, allowed_special="all") if i not in ids]:
-            _fail(name, "the special tokens are missing: each one gets its id, "
-                        "special_tokens[s]")
+            _fail(name, "the special tokens are missing from your ids")
         if actual == encoder.encode(text, allowed_special={"<|endoftext|>"} & specials,
                                     disallowed_special=()):
-            _fail(name, "cut out EVERY special token of special_tokens, not only "
-                        "'<|endoftext|>'")
+            _fail(name, "'<|endoftext|>' was read as a special token, the others of "
+                        "special_tokens as ordinary text")
     whole = _encoder(ranks, special_tokens, pattern=WHOLE)
     if actual == whole.encode(text, allowed_special="all"):
-        _fail(name, "merges must stay inside the chunks of the pre-tokenizer: cut each stretch "
-                    "of text into chunks with GPT-4's pattern and merge every chunk on "
-                    "its own")
+        _fail(name, "a merge crossed a chunk boundary of GPT-4's pattern")
     gpt4_ranks = cl100k.cl100k_ranks()
     if len(ranks) != len(gpt4_ranks) and actual == cl100k.cl100k().encode(
         text, allowed_special="all"
     ):
-        _fail(name, "these are GPT-4's ids, but this call passed other ranks: merge with and "
-                    "look up ids in the ranks and special_tokens given as arguments, not a "
-                    "global table")
+        _fail(name, "these are GPT-4's ids, but this call passed other ranks")

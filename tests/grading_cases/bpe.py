@@ -12,17 +12,18 @@ def count_pairs(corpus):
     return pairs
 """
 
-# Right on the visible example, where no word has the pair twice; the hidden banana does.
-FIRST_OCCURRENCE_ONLY = """
+# The classmate's merge repaired at the tokens' edges only: spaces around the pair, so that
+# "w er_" no longer matches inside "low er_"; but each match takes the space after it, so of
+# a a a a a on (a, a) it makes aa a aa (the hidden test's aaaaa_). Right on the visible test.
+PADDED_TEXT = """
 def merge_pair(corpus, pair):
+    t_left, t_right = pair
     merged = {}
     for word, count in corpus.items():
-        word = list(word)
-        for i in range(len(word) - 1):
-            if (word[i], word[i + 1]) == pair:
-                word[i : i + 2] = [pair[0] + pair[1]]
-                break
-        merged[tuple(word)] = merged.get(tuple(word), 0) + count
+        # the spaces around the pair's text make it match whole tokens only
+        text = f" {' '.join(word)} ".replace(f" {t_left} {t_right} ", f" {t_left + t_right} ")
+        new_word = tuple(text.split())
+        merged[new_word] = merged.get(new_word, 0) + count
     return merged
 """
 
@@ -160,10 +161,10 @@ def encode(text, ranks, special_tokens):
 # Mistakes in different exercises share a student (each submission costs a notebook run):
 # every listed answer must lose its own exercise's points and leave the others whole.
 WRONG = {
-    "across_words_first_only_greedy_leftmost": {
+    "across_words_padded_greedy_leftmost": {
         "count_pairs": ACROSS_WORDS,
         "merge_counterexample": NO_COUNTEREXAMPLE,
-        "merge_pair": FIRST_OCCURRENCE_ONLY,
+        "merge_pair": PADDED_TEXT,
         "owner_by_hand": GREEDY_OWNER,
         "abc_by_hand": LEFTMOST_ABC,
         "merge_chunk": LEFTMOST_PAIR,
@@ -183,8 +184,8 @@ WRONG = {
     },
 }
 
-# Right answers written another way: a Counter in order of frequency, a for loop with a
-# skip flag, ties found by position (not by dict order), a tuple, a heap, str.find.
+# Right answers written another way: a Counter in order of frequency, the classmate's text
+# repaired, ties found by position (not by dict order), a tuple, a heap, str.find.
 COUNTER_MOST_COMMON = """
 from collections import Counter
 
@@ -196,23 +197,22 @@ def count_pairs(corpus):
             pairs[left, right] += count
     return dict(pairs.most_common())  # most frequent first: not the order of first occurrence
 """
-SKIP_FLAG = """
-from collections import defaultdict
+# The classmate's merge repaired as text: the pair's text only where whole tokens stand on
+# both sides; the lookarounds test the neighbouring characters without taking them, so an
+# occurrence right after another (a a a) still finds its space.
+LOOKAROUNDS = """
+import re
 
 
 def merge_pair(corpus, pair):
-    merged = defaultdict(int)
+    t_left, t_right = pair
+    whole = rf"(?<!\\S){re.escape(t_left)} {re.escape(t_right)}(?!\\S)"
+    merged = {}
     for word, count in corpus.items():
-        out, skip = [], False
-        for i, token in enumerate(word):
-            if skip:
-                skip = False
-            elif i + 1 < len(word) and (token, word[i + 1]) == tuple(pair):
-                out.append(token + word[i + 1])
-                skip = True
-            else:
-                out.append(token)
-        merged[tuple(out)] += count
+        # "w er_" inside "low er_" has an o before its w, not a space: no match any more
+        text = re.sub(whole, lambda _: t_left + t_right, " ".join(word))
+        new_word = tuple(text.split(" "))
+        merged[new_word] = merged.get(new_word, 0) + count
     return merged
 """
 TIES_BY_POSITION = """
@@ -417,7 +417,7 @@ CORRECT = {
         "merge_counterexample": """
 counterexample = ({("ab", "c", "_"): 3}, ("b", "c"))
 """,
-        "merge_pair": SKIP_FLAG,
+        "merge_pair": LOOKAROUNDS,
         "train_bytes": TIES_BY_POSITION,
         "owner_by_hand": OWNER_AS_TUPLES,
         "abc_by_hand": ABC_AS_A_TUPLE,
