@@ -216,7 +216,7 @@ def check_next_row(result, x_new, k_cache, v_cache, w_q, w_k, w_v, name: str = "
         (x_new, "x_new"), (k_cache, "K_cache"), (v_cache, "V_cache"), (w_q, "W_Q"),
         (w_k, "W_K"), (w_v, "W_V")))
     a, keys, values = (as_tensor(part, f"{label} returned by {name}")
-                       for part, label in zip(result, ("a_new", "K_cache", "V_cache")))
+                       for part, label in zip(result, ("a_new", "K_cache", "V_cache"), strict=True))
     n, d_model, d_k = len(k_cache), len(x), w_k.shape[1]
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     for got, cache, new, label in ((keys, k_cache, k, "K_cache"), (values, v_cache, v, "V_cache")):

@@ -117,7 +117,8 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
-def next_row_with(scale="/ math.sqrt(q.shape[-1])", keys="torch.cat([K_cache, (x_new @ W_K)[None]])",
+def next_row_with(scale="/ math.sqrt(q.shape[-1])",
+                  keys="torch.cat([K_cache, (x_new @ W_K)[None]])",
                   values="torch.cat([V_cache, (x_new @ W_V)[None]])", returned="K, V"):
     """A next_row answer (exercise 7, the KV cache) with one part swapped for a mistake."""
     return f"""
