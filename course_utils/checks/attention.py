@@ -27,6 +27,7 @@ __all__ = [
     "check_causal_attention",
     "check_is_causal",
     "check_is_causal_of",
+    "check_next_row",
     "check_score_gaps",
     "check_slips",
     "check_softmax",
@@ -59,6 +60,19 @@ MISTAKES = {
     "key 3, and the slides' row gives key 3 the most",
     "gaps_are_logs": "your gaps are the logarithms of the weights themselves, ln α_31 and "
     "ln α_32",
+    "cache_not_grown": "the caches you returned have as many rows as the ones you were given: "
+    "the next token's call would not see this token's key and value",
+    "cache_changed": "the rows of the cache you were given changed: they are the earlier "
+    "tokens' keys and values, already projected; look at what your code does to them",
+    "cache_order": "the new token's row is not the last row of the cache you returned: the "
+    "next call reads the cache in the order of the tokens",
+    "new_key_projection": "the new token's key or value in the cache you returned is not "
+    "made from x_new with its own matrix: look at which matrix each of the three projections "
+    "uses",
+    "new_token_left_out": "the new token's row attends over the cached keys only: position "
+    "n + 1 must see itself too (j ≤ i)",
+    "scale_by_d_model": "you divided by √d_model, the size of the embedding: the scores of "
+    "(9.11) are divided by √d_k, the size of a key",
 }
 
 
@@ -175,6 +189,67 @@ def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attenti
                 output_mistakes.setdefault(
                     message, F.scaled_dot_product_attention(q, k, other, is_causal=True))
     check_close(a, expected_a, f"a returned by {name}", atol=atol, mistakes=output_mistakes)
+
+
+def _last_row(q, keys, values, scale=None):
+    """Row n + 1 of PyTorch's causal attention over the n + 1 tokens whose keys and values
+    are ``keys`` and ``values``, the last query ``q``: the earlier rows' queries, which do
+    not enter this row, are zeros."""
+    queries = torch.cat([torch.zeros(len(keys) - 1, len(q), dtype=q.dtype), q[None]])
+    return F.scaled_dot_product_attention(queries, keys, values, is_causal=True,
+                                          scale=scale)[-1]
+
+
+@checked_plainly
+def check_next_row(result, x_new, k_cache, v_cache, w_q, w_k, w_v, name: str = "next_row",
+                   atol=1e-4) -> None:
+    """Fail unless ``result`` is ``(a_new, K, V)`` of one more token under causal attention
+    with a cache: the new token x_new (d_model,) after n tokens whose keys ``k_cache`` (n, d_k)
+    and values ``v_cache`` (n, d_v) are cached. K (n + 1, d_k) and V (n + 1, d_v) are the
+    caches grown by x_new W_K and x_new W_V as their last rows, and a_new (d_v,) is row n + 1
+    of PyTorch's ``scaled_dot_product_attention(..., is_causal=True)`` over the n + 1 tokens.
+    """
+    if not isinstance(result, (tuple, list)) or len(result) != 3:
+        got = type(result).__name__
+        if isinstance(result, (tuple, list)):
+            got += f" of length {len(result)}"
+        raise AssertionError(f"{name} must return three things (a_new, K_cache, V_cache); got "
+                             f"{got}")
+    x, k_cache, v_cache, w_q, w_k, w_v = (as_tensor(t, label) for t, label in (
+        (x_new, "x_new"), (k_cache, "K_cache"), (v_cache, "V_cache"), (w_q, "W_Q"),
+        (w_k, "W_K"), (w_v, "W_V")))
+    a, keys, values = (as_tensor(part, f"{label} returned by {name}")
+                       for part, label in zip(result, ("a_new", "K_cache", "V_cache"), strict=True))
+    n, d_model, d_k = len(k_cache), len(x), w_k.shape[1]
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    for got, cache, new, label in ((keys, k_cache, k, "K_cache"), (values, v_cache, v, "V_cache")):
+        label = f"{label} returned by {name}"
+        if tuple(got.shape) == tuple(cache.shape):
+            raise AssertionError(f"{label} is not right: {MISTAKES['cache_not_grown']}.")
+        grown = torch.cat([cache, new[None]])
+        if got.shape == grown.shape and not torch.allclose(got[:n], cache, atol=atol):
+            order = torch.cat([new[None], cache])
+            raise AssertionError(f"{label} is not right: " + (
+                MISTAKES["cache_order"] if torch.allclose(got, order, atol=atol)
+                else MISTAKES["cache_changed"]) + ".")
+        for other in (q, k, v):  # the new row made with another of the three matrices
+            if (other.shape == new.shape and got.shape == grown.shape
+                    and not torch.allclose(other, new, atol=atol)
+                    and torch.allclose(got[n], other, atol=atol)):
+                raise AssertionError(f"{label} is not right: {MISTAKES['new_key_projection']}.")
+        check_close(got, grown, label, atol=atol)
+    keys, values = torch.cat([k_cache, k[None]]), torch.cat([v_cache, v[None]])
+    mistakes = {
+        MISTAKES["no_scale"]: _last_row(q, keys, values, scale=1.0),
+        MISTAKES["divide_by_dk"]: _last_row(q, keys, values, scale=1.0 / d_k),
+        MISTAKES["scale_by_d_model"]: _last_row(q, keys, values, scale=d_model ** -0.5),
+    }
+    if n:
+        mistakes[MISTAKES["new_token_left_out"]] = _last_row(q, k_cache, v_cache)
+    if keys.shape == values.shape:
+        mistakes[MISTAKES["values_not_weighted"]] = _last_row(q, keys, keys)
+    check_close(a, _last_row(q, keys, values), f"a_new returned by {name}", atol=atol,
+                mistakes=mistakes)
 
 
 @checked_plainly

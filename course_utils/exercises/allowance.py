@@ -23,6 +23,8 @@ mapping proxies over dicts of those.
   gradient and nothing may call autograd, even under ``torch.enable_grad()``.
 * ``NoSquareMatrix`` (07's linear attention): no tensor with an axis as long as the
   queries and another as long as the keys, the N_q × N_k matrix the exercise avoids.
+* ``OneRow`` (04's KV cache): given the cached keys of n tokens, no tensor with two axes as
+  long as the sequence (n or n + 1): the new token's row only, never the earlier rows again.
 * ``LinearWork`` (07's linear attention, with ``NoSquareMatrix``): the answer's work grows
   linearly with the number of positions, whatever form it takes; ``checks/guards/cost.py``
   measures it after the call, at two lengths.
@@ -39,7 +41,7 @@ import torch
 
 __all__ = ["ALIASES", "ATTENTION", "Allowance", "BYTE_LEVEL", "DEFAULT", "ELEMENTARY", "LOSSES",
            "MODEL_MODULES", "MODEL_OPS", "NORMALISATIONS", "NO_AUTOGRAD", "NO_SOFTMAX",
-           "ChunkedWork", "LinearWork", "NoAutograd", "NoSquareMatrix", "RuleBroken"]
+           "ChunkedWork", "LinearWork", "NoAutograd", "NoSquareMatrix", "OneRow", "RuleBroken"]
 
 # Python's statistics, by function: not linear_regression, which fits a line in one call.
 STATISTICS = tuple(f"statistics.{name}" for name in (
@@ -291,6 +293,38 @@ class NoSquareMatrix:
                     f"that is the {self.n_q} × {self.n_k} matrix of every query against every key, "
                     "which this exercise refuses (no N × N matrix): look at which of your "
                     "products makes it, and in what order your products are taken"
+                )
+
+
+class OneRow:
+    """The new token's row only: the answer takes ``(x_new, K_cache, V_cache, ...)``, the
+    cache's n tokens on the axis -2 of ``K_cache``, and makes no tensor with two axes as long
+    as the sequence (n or n + 1 each), the matrix of every position against every position
+    that recomputing the earlier rows takes. The rule holds only where it is unambiguous: n
+    above 1, and n and n + 1 unlike every other size of the inputs."""
+
+    def __init__(self, exercise: str, args: tuple, kwargs: dict):
+        self.exercise = exercise
+        self.n = args[1].shape[-2]
+        self.lengths = {self.n, self.n + 1}
+        other = {size for position, tensor in enumerate(args) if isinstance(tensor, torch.Tensor)
+                 for axis, size in enumerate(tensor.shape)
+                 if not (position in (1, 2) and axis == tensor.dim() - 2)}
+        self.active = self.n > 1 and not self.lengths & other
+
+    def before(self, name: str) -> None:
+        pass
+
+    def after(self, name: str, result) -> None:
+        if not self.active:
+            return
+        for tensor in _tensors(result):
+            if sum(size in self.lengths for size in tensor.shape) >= 2:
+                raise RuleBroken(
+                    f"{self.exercise} made a tensor of shape {tuple(tensor.shape)} with {name}: "
+                    f"that is every one of the {self.n + 1} positions against every other, the "
+                    "earlier rows computed again, which this exercise asks you to avoid (the "
+                    "new token's row only)"
                 )
 
 

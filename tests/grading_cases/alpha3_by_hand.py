@@ -92,7 +92,7 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
-# Exercise 6's given function (exercise 7 writes it right): Q, K and V cut from one product in
+# Exercise 6's given function (its repair writes it right): Q, K and V cut from one product in
 # three equal parts (right when d_v = d_k), the scale √d_model, the mask "I am good"'s 3 x 3.
 GIVEN_CAUSAL_ATTENTION = """
 def causal_attention(X, W_Q, W_K, W_V):
@@ -117,6 +117,29 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
+def next_row_with(scale="/ math.sqrt(q.shape[-1])",
+                  keys="torch.cat([K_cache, (x_new @ W_K)[None]])",
+                  values="torch.cat([V_cache, (x_new @ W_V)[None]])", returned="K, V"):
+    """A next_row answer (exercise 7, the KV cache) with one part swapped for a mistake."""
+    return f"""
+def next_row(x_new, K_cache, V_cache, W_Q, W_K, W_V):
+    q = x_new @ W_Q
+    K, V = {keys}, {values}
+    alpha = torch.softmax(K @ q {scale}, dim=-1)
+    return alpha @ V, {returned}
+"""
+
+
+# exercise 7 through PyTorch's attention, the new token's query alone against every key
+NEXT_ROW_BY_THE_LIBRARY = """
+import torch.nn.functional as F
+
+def next_row(x_new, K_cache, V_cache, W_Q, W_K, W_V):
+    K = torch.cat([K_cache, (x_new @ W_K)[None]])
+    V = torch.cat([V_cache, (x_new @ W_V)[None]])
+    return F.scaled_dot_product_attention((x_new @ W_Q)[None], K, V)[0], K, V
+"""
+
 # Exercise 6's slips, right: {line: (n, d_model, d_k, d_v)} of a sentence on which that line
 # goes wrong and the other two hold (grader.scoring.given_slips judges them)
 SLIPS = {"Q, K, V": (3, 4, 4, 8), "scores": (3, 8, 4, 4), "future": (5, 4, 4, 4)}
@@ -137,6 +160,7 @@ WRONG = {
     "forgets_sqrt_dk": {
         **written(by_hand_answers(sentence_of("forgets_sqrt_dk"), scale=1.0), *BY_HAND),
         "causal_attention": causal_attention_with(scale=""),
+        "next_row": next_row_with(scale=""),
         # exercise 6: the scale's sentence keeps d_model = d_k, where √d_model is right
         "my_slips": slips(scores=(3, 4, 4, 4)),
     },
@@ -153,6 +177,8 @@ WRONG = {
     "masks_diagonal": {
         "slides_score_gaps": "slides_score_gaps = [1.29, 3.23]",
         "causal_attention": causal_attention_with(keep="tril(diagonal=-1)"),
+        # exercise 7: the caches handed back as they came, the new token not added
+        "next_row": next_row_with(returned="K_cache, V_cache"),
     },
     # exercise 8: the logs of the weights, the constant not taken out
     "softmax_over_queries": {
@@ -168,6 +194,10 @@ WRONG = {
     "keys_not_values": {
         **written(by_hand_answers(sentence_of("keys_not_values"), weighted="keys"), "a_3_by_hand"),
         "causal_attention": causal_attention_with(output="alpha @ K"),
+        # exercise 7: every key projected again, the cached keys taken for embeddings (the
+        # visible test's d_k = d_model lets it run; the hidden tests' sizes stop it)
+        "next_row": next_row_with(keys="torch.cat([K_cache, x_new[None]]) @ W_K",
+                                  values="torch.cat([V_cache, x_new[None]]) @ W_V"),
     },
     # right numbers, of another student's sentence: they score 0
     "copies_the_numbers_of_solution": written(COPIED, *BY_HAND),
@@ -188,10 +218,14 @@ WRONG = {
     # two of its three slips fixed: the visible tests pass, a hidden one does not; and the
     # mask's sentence also changes d_model, so that the scale goes wrong there too
     "fixes_two_of_three": {"causal_attention": FIXES_TWO_OF_THREE,
-                           "my_slips": slips(future=(5, 8, 4, 4))},
+                           "my_slips": slips(future=(5, 8, 4, 4)),
+                           # exercise 7 divided by √d_model: right on the visible example
+                           # (d_model = d_k = 4), wrong on the hidden tests
+                           "next_row": next_row_with(scale="/ math.sqrt(len(x_new))")},
     # a line that holds named instead of the mask (the visible check accepts any line)
     "names_the_softmax_line": {"my_slips": slips(future=None, alpha=(5, 4, 4, 4))},
-    "calls_the_library": {"causal_attention": TWIN_CAUSAL_ATTENTION},
+    "calls_the_library": {"causal_attention": TWIN_CAUSAL_ATTENTION,
+                          "next_row": NEXT_ROW_BY_THE_LIBRARY},
 }
 
 # A wrong id is not wrong arithmetic: {student: the id their numbers were worked for}. The
@@ -245,12 +279,49 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
+# exercise 7 one key at a time, in float64, the softmax made stable by hand; a list returned
+LOOP_NEXT_ROW = """
+def next_row(x_new, K_cache, V_cache, W_Q, W_K, W_V):
+    x_new, W_Q, W_K, W_V = (t.double() for t in (x_new, W_Q, W_K, W_V))
+    keys = [row.double() for row in K_cache] + [x_new @ W_K]
+    values = [row.double() for row in V_cache] + [x_new @ W_V]
+    q = x_new @ W_Q
+    scores = [float(q @ k) / math.sqrt(len(q)) for k in keys]
+    e = [math.exp(s - max(scores)) for s in scores]
+    a = sum(w / sum(e) * v for w, v in zip(e, values))
+    return [a, torch.stack(keys), torch.stack(values)]
+"""
+
+NUMPY_NEXT_ROW = """
+import numpy as np
+
+def next_row(x_new, K_cache, V_cache, W_Q, W_K, W_V):
+    x, W_Q, W_K, W_V, K, V = (np.asarray(t.cpu() if hasattr(t, "cpu") else t, dtype=np.float64)
+                              for t in (x_new, W_Q, W_K, W_V, K_cache, V_cache))
+    K, V = np.vstack([K, x @ W_K]), np.vstack([V, x @ W_V])
+    s = K @ (x @ W_Q) / np.sqrt(K.shape[1])
+    w = np.exp(s - s.max())
+    return w / w.sum() @ V, K, V
+"""
+
+# exercise 7 with the query scaled in place and einsum for the scores
+SCALED_QUERY_NEXT_ROW = """
+def next_row(x_new, K_cache, V_cache, W_Q, W_K, W_V):
+    q = (x_new @ W_Q).unsqueeze(0)
+    q /= W_K.shape[1] ** 0.5
+    K_cache = torch.cat((K_cache, (x_new @ W_K).unsqueeze(0)), dim=0)
+    V_cache = torch.cat((V_cache, (x_new @ W_V).unsqueeze(0)), dim=0)
+    weights = torch.einsum("qd,kd->qk", q, K_cache).softmax(dim=-1)
+    return (weights @ V_cache).squeeze(0), K_cache, V_cache
+"""
+
 ARRAYS_AND_LISTS = by_hand_answers(sentence_of("arrays_and_lists"))
 
 CORRECT = {
     # other sentences, the lines spelled otherwise, lists for tuples
     "splits_the_one_product": {
         "causal_attention": SPLITS_THE_ONE_PRODUCT,
+        "next_row": SCALED_QUERY_NEXT_ROW,
         "my_slips": 'my_slips = {"q,k,v": [3, 5, 5, 1], "Scores": [3, 5, 3, 3], '
                     '"future": [1, 6, 6, 6]}',
     },
@@ -258,6 +329,7 @@ CORRECT = {
     "sets_own_id": written(by_hand_answers(sentence_of("sets_own_id")), *BY_HAND),
     "loops_and_skeletons": {
         "causal_attention": LOOP_FLOAT64_ATTENTION,
+        "next_row": LOOP_NEXT_ROW,
         **{grade_id: filled_skeleton(grade_id, ", ".join(map(str, numbers)))
            for grade_id, numbers in by_hand_answers(sentence_of("loops_and_skeletons")).items()},
         # exercise 6 built in a loop, its sizes NumPy's integers
@@ -273,6 +345,7 @@ CORRECT = {
     },
     "arrays_and_lists": {
         "causal_attention": NUMPY_ATTENTION,
+        "next_row": NUMPY_NEXT_ROW,
         "scores_3_by_hand": "import numpy as np\nscores_3_by_hand = np.array({})".format(
             ARRAYS_AND_LISTS["scores_3_by_hand"]),
         "alpha_3_by_hand": f"alpha_3_by_hand = {tuple(ARRAYS_AND_LISTS['alpha_3_by_hand'])}",
@@ -432,6 +505,22 @@ my_slips = {line: next(sizes for sizes in ((3, 4, 4, 8), (3, 8, 4, 4), (5, 4, 4,
         "my_slips": Cheat('my_slips = {"alpha": (3, 4, 4, 4)}', zero=True,
                           first_cell="from course_utils import checks as _checks\n"
                                      "_checks.check_slips = lambda *args, **kwargs: None\n"),
+    },
+    # exercise 7 as the whole causal matrix over the n + 1 tokens, the earlier rows' queries
+    # made up (zeros), its last row kept: right values, every row computed again; the rule
+    # of the exercise (no matrix of every position against every position) stops it
+    "recomputes_every_row": {
+        "next_row": Cheat("""
+def next_row(x_new, K_cache, V_cache, W_Q, W_K, W_V):
+    K = torch.cat([K_cache, (x_new @ W_K)[None]])
+    V = torch.cat([V_cache, (x_new @ W_V)[None]])
+    queries = torch.cat([torch.zeros(len(K_cache), W_Q.shape[1], dtype=K.dtype, device=K.device),
+                         (x_new @ W_Q)[None]])
+    future = torch.ones(len(K), len(K), dtype=torch.bool, device=K.device).triu(diagonal=1)
+    alpha = torch.softmax((queries @ K.T / math.sqrt(K.shape[1])).masked_fill(future, -math.inf),
+                          dim=-1)
+    return (alpha @ V)[-1], K, V
+""", zero=True),
     },
     # the IPython shell's traceback silenced, then a wrong answer: the test must not pass
     "hides_its_failures": {
