@@ -397,4 +397,4 @@ def check_sample_next(actual, logits, temperature: float, name="sample_next") ->
         if follows(p):
             raise _named(name, key)
     raise AssertionError(f"{name} is not right: the counts of its draws of each row do not "
-                         "follow softmax(logits / temperature)")
+                         "follow the law that exercise 7's requirements set at this temperature")
