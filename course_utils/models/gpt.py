@@ -271,24 +271,24 @@ def generate(
     model: TinyGPT,
     ids: torch.Tensor,
     max_new_tokens: int,
-    temperature: float = 1.0,
+    draw: Callable[[torch.Tensor], torch.Tensor] | None = None,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    """Continue ``ids`` by ``max_new_tokens`` tokens sampled one at a time.
+    """Continue ``ids`` by ``max_new_tokens`` tokens chosen one at a time.
 
-    At each step the model reads the last block_size tokens (at most), and the next
-    token is drawn from softmax(logits / temperature) of the last position: temperature
-    1 samples the model's own p(x_{t+1} | x_≤t), lower is greedier (→ the argmax as
-    temperature → 0), higher is more random. ``generator`` (a ``torch.Generator`` on the
-    model's device) makes the draws reproducible. ids is (batch, n) or (n,); returns
-    (batch, n + max_new_tokens) or (n + max_new_tokens,), prompt included. Runs in eval
-    mode without autograd; the model's mode is restored afterwards.
+    At each step the model reads the last block_size tokens (at most), and ``draw`` turns
+    the last position's logits (batch, V) into the next ids (batch,). Without ``draw`` the
+    next token is sampled from the model's own p(x_{t+1} | x_≤t); ``generator`` (a
+    ``torch.Generator`` on the model's device) makes those draws reproducible. ids is
+    (batch, n) or (n,); returns (batch, n + max_new_tokens) or (n + max_new_tokens,),
+    prompt included. Runs in eval mode without autograd; the model's mode is restored
+    afterwards.
     """
     _check_model(model)
     ids = check_ids(ids, model.config.vocab_size)
     integer("max_new_tokens", max_new_tokens, minimum=0)
-    if not (number("temperature", temperature) > 0 and math.isfinite(temperature)):
-        raise ValueError(f"temperature must be a positive finite number; got {temperature}")
+    if draw is not None and not callable(draw):
+        raise TypeError(f"draw must be callable or None; got {type(draw).__name__}")
     unbatched = ids.dim() == 1
     if unbatched:
         ids = ids.unsqueeze(0)
@@ -297,8 +297,10 @@ def generate(
     try:
         for _ in range(max_new_tokens):
             logits = model(ids[:, -model.config.block_size :])[:, -1]  # (batch, V)
-            probs = torch.softmax(logits / temperature, dim=-1)
-            next_ids = torch.multinomial(probs, 1, generator=generator)  # (batch, 1)
+            if draw is None:
+                next_ids = torch.multinomial(logits.softmax(-1), 1, generator=generator)
+            else:
+                next_ids = torch.as_tensor(draw(logits), device=ids.device).reshape(-1, 1)
             ids = torch.cat([ids, next_ids], dim=1)
     finally:
         model.train(was_training)

@@ -252,7 +252,7 @@ def test_generate_keeps_the_prompt_and_gives_valid_ids_reproducibly():
     assert torch.equal(generate(model, prompt, 0), prompt)
 
 
-def test_a_very_low_temperature_gives_the_greedy_continuation(trained, text_ids):
+def test_an_argmax_draw_gives_the_greedy_continuation(trained, text_ids):
     _, tokenizer = text_ids
     prompt = torch.tensor(tokenizer.encode_ordinary("the dog sat"), device=DEVICE)
     expected = prompt
@@ -260,7 +260,7 @@ def test_a_very_low_temperature_gives_the_greedy_continuation(trained, text_ids)
         for _ in range(40):  # past block_size = 16: the context must be cropped
             next_id = trained(expected[-16:])[-1].argmax()
             expected = torch.cat([expected, next_id[None]])
-    got = generate(trained, prompt, 40, temperature=1e-4)
+    got = generate(trained, prompt, 40, draw=lambda logits: logits.argmax(-1))
     assert torch.equal(got, expected)
     assert TEXT.startswith(tokenizer.decode(got.tolist())[:30], TEXT.index("the dog"))
 
@@ -282,14 +282,9 @@ def test_generate_runs_in_eval_mode_without_autograd_and_restores_the_mode():
     assert not model.training
 
 
-@pytest.mark.parametrize(
-    ("temperature", "error"),
-    [(0, ValueError), (-1.0, ValueError), (math.nan, ValueError), (math.inf, ValueError),
-     ("1", TypeError), (None, TypeError)],
-)  # fmt: skip
-def test_generate_rejects_a_bad_temperature(temperature, error):
-    with pytest.raises(error, match="temperature"):
-        generate(model_with(SMALL), random_ids(4), 2, temperature=temperature)
+def test_generate_rejects_a_draw_that_is_not_callable():
+    with pytest.raises(TypeError, match="draw must be callable or None; got float"):
+        generate(model_with(SMALL), random_ids(4), 2, draw=0.5)
 
 
 # -- bad input --------------------------------------------------------------------------
