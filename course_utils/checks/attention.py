@@ -48,9 +48,8 @@ MISTAKES = {
     "did you multiply by the keys or the queries instead of the values?",
     "embeddings_weighted": "the weights are right but the output is α X: weight the values "
     "V = X W_V, not the embeddings",
-    "not_renormalised": "you zeroed the entries j > i after a softmax over every key: the "
-    "rows no longer sum to 1, and the future still counts in each row's denominator; look at "
-    "which keys your softmax runs over",
+    "not_renormalised": "the weights of a row that hides a key do not sum to 1 (row i's "
+    "α_i1 + … + α_ii ≠ 1)",
     "masked_with_zero": "you set the masked scores to 0: e^0 = 1, so the hidden keys still "
     "get weight; look at the value you give a masked score, and at what e^x of it must be",
     "column_vectors": "you computed W xᵢ (column vectors) instead of xᵢ W: with the tokens as "

@@ -117,7 +117,7 @@ def test_an_unfilled_skeleton_is_named():
 @pytest.mark.parametrize(
     ("wrong", "words"),
     [
-        (softmax_with(SCORES) * KEEP, "zeroed the entries j > i after a softmax"),
+        (softmax_with(SCORES) * KEEP, "do not sum to 1"),
         (softmax_with(SCORES.masked_fill(~KEEP, 0.0)), r"set the masked scores to 0: e\^0 = 1"),
     ],
 )
