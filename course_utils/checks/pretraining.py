@@ -284,9 +284,19 @@ def check_bert_parameters(actual, vocab_size: int, max_positions: int, type_voca
     for key, variant in variants.items():
         if value == variant:
             raise AssertionError(f"{name} is not right: {PRETRAINING_MISTAKES[key]}.")
-    raise AssertionError(
-        f"{name} is not right: expected {expected:,}, got {value:,} ({value - expected:+,}), "
-        "a difference that is none of the mistakes we know.")
+    raise AssertionError(f"{name} is not right: {_where_it_differs(value - expected, layers)}; "
+                         "a difference that is none of the mistakes we know.")
+
+
+def _where_it_differs(difference: int, layers: int) -> str:
+    """The symptom of a wrong count: by how much, and whether every layer shares it."""
+    if not layers:
+        return f"it is off by {difference:+,}, in the embeddings (there are no layers)"
+    if difference % layers == 0:
+        return (f"it is off by {difference:+,}, {difference // layers:+,} for each of the "
+                f"{layers} layers if the layers hold it")
+    return (f"it is off by {difference:+,}, which the {layers} layers cannot share equally: "
+            "the embeddings' part differs")
 
 
 # -- the best answer span -------------------------------------------------------------------

@@ -101,9 +101,14 @@ def test_each_counting_mistake_is_named(sizes, mistake):
         checks.check_bert_parameters(count, *sizes)
 
 
-def test_other_counts_fail_with_the_difference():
-    with pytest.raises(AssertionError, match=r"expected 22,565,376, got 22,565,377"):
-        checks.check_bert_parameters(22_565_377, *MINILM)
+def test_other_counts_fail_with_the_difference_never_the_count():
+    for count, symptom in ((22_565_377, r"off by \+1, which the 6 layers cannot share"),
+                           (22_565_376 + 42, r"off by \+42, \+7 for each of the 6 layers")):
+        with pytest.raises(AssertionError, match=symptom) as failure:
+            checks.check_bert_parameters(count, *MINILM)
+        assert "22,565,376" not in str(failure.value)
+    with pytest.raises(AssertionError, match=r"off by -3, in the embeddings"):
+        checks.check_bert_parameters(by_hand(7, 5, 1, 4, 0, 16) - 3, 7, 5, 1, 4, 0, 16)
     for not_a_count in (22_565_376.5, [1, 2], None):
         with pytest.raises(AssertionError):
             checks.check_bert_parameters(not_a_count, *MINILM)
