@@ -83,15 +83,15 @@ MASK_MISTAKES = {
     "layer_no_rotation": "your outputs do not depend on where the tokens sit: shuffle the "
     "tokens of a sentence and your outputs are only shuffled, as notebook 05's were, so the "
     "GPT of section 5 would have no positions",
-    "layer_values_turned": "your outputs change when the values are rotated: they match a "
-    "layer whose values turn with their positions as well, where exercise 2's requirement "
-    "concerns the scores alone",
+    "layer_values_turned": "your outputs carry the positions even with the attention weights "
+    "held fixed: the mix of the tokens changes with where they sit. Look at which vectors "
+    "your layer turns, against what exercise 2's requirement concerns",
     "layer_absolute": "your scores depend on the absolute positions of the query and the key, "
     "not only on their offset m − n: exercise 2's requirement fails for the vectors your "
     "layer scores",
-    "layer_turned_whole": "your queries and keys turn at the rates of a d-wide row split "
-    "among the heads: every head after the first gets only slow pairs (the fastest turns "
-    "printed above exercise 4, part 2), too slow to tell neighbouring tokens apart",
+    "layer_turned_whole": "your heads after the first barely tell neighbouring tokens apart: "
+    "their scores hardly change from one offset to the next. Look at the width at which "
+    "your layer turns, with the fastest turns printed above exercise 4, part 2",
     "layer_no_biases": "none of the layer's biases reaches your output: look at what the "
     "attention layer holds besides its weight matrices",
     "layer_no_in_bias": "your queries, keys and values miss their biases (in_proj_bias)",

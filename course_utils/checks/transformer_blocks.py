@@ -39,8 +39,9 @@ BLOCK_MISTAKES = {
     "rope_halves": "you paired feature i with feature i + d/2 (the 'rotate_half' layout of "
     "GPT-NeoX and Hugging Face's LLaMA); this exercise pairs neighbours: (x_2i, x_2i+1) turn "
     "together",
-    "rope_minus": "your pairs turn clockwise, from the x_2i+1 axis towards x_2i: compare "
-    "with the direction you derived in exercise 2, part 1 (the pair (1, 0), a small angle)",
+    "rope_minus": "your turned pairs disagree with your exercise 2, part 1: send the pair "
+    "(1, 0) through your code by a small angle and compare where it lands with where your "
+    "derivation puts it",
     "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
     "of the number exercise 2, part 2 gives pair i",
     "rope_times": "your angles grow with the pair index: the numbers exercise 2, part 2 gives "
@@ -68,8 +69,9 @@ BLOCK_MISTAKES = {
     "no_causal": "with causal=True your block still lets token i see later tokens: pass "
     "causal on to the attention it is given",
     "unwanted_causal": "you applied a causal mask although causal=False",
-    "residual_from_norm": "your pre-LN block normalises the residual stream it carries on: "
-    "compare with section 3's requirement and your equations of exercise 4, part 1",
+    "residual_from_norm": "your pre-LN block forgets the size of its input: scale x and "
+    "its output barely changes. Compare what your block carries on with section 3's "
+    "description and your equations of exercise 4, part 1",
     "gpt_no_positions": "your logits do not change when the positions do: the blocks cannot "
     "tell where a token is (decision 1 of exercise 6)",
     "gpt_scaled": "your token rows and position rows enter the blocks in another balance than "
@@ -79,8 +81,8 @@ BLOCK_MISTAKES = {
     "they should: look at decision 2 of exercise 6 and the sizes printed after the blocks",
     "sample_no_temperature": "your draws follow the same law whatever the temperature: look at "
     "what it does to the logits before they become probabilities",
-    "sample_times_temperature": "a higher temperature makes your draws more certain, not more "
-    "random: look at how the temperature enters",
+    "sample_times_temperature": "as the temperature rises, your draws crowd onto the likeliest "
+    "tokens: look at how the temperature enters the logits",
     "sample_uniform": "every token comes out about equally often, whatever its logit",
     "sample_greedy": "every draw is the most likely token: the limit T → 0, not a draw",
 }
