@@ -39,9 +39,8 @@ BLOCK_MISTAKES = {
     "rope_halves": "you paired feature i with feature i + d/2 (the 'rotate_half' layout of "
     "GPT-NeoX and Hugging Face's LLaMA); this exercise pairs neighbours: (x_2i, x_2i+1) turn "
     "together",
-    "rope_minus": "your turned pairs disagree with your exercise 2, part 1: send the pair "
-    "(1, 0) through your code by a small angle and compare where it lands with where your "
-    "derivation puts it",
+    "rope_minus": "your turned pairs disagree with your exercise 2, part 1: send the pair (1, 0) "
+    "through your code by a small angle and compare where it lands with your derivation's",
     "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
     "of the number exercise 2, part 2 gives pair i",
     "rope_times": "your angles grow with the pair index: the numbers exercise 2, part 2 gives "
@@ -386,7 +385,6 @@ def check_sample_next(actual, logits, temperature: float, name="sample_next") ->
     counts = torch.zeros(len(rows), size, dtype=torch.float64).index_put_(
         (which, got.reshape(-1).long()), torch.ones(len(which)).double(), accumulate=True)
     n, law = counts.sum(dim=1, keepdim=True), torch.distributions.Categorical
-
     def follows(p):  # over equal rows, each count within 6σ of Categorical's expected count
         return bool(((counts - n * p).abs() <= 6 * (n * p * (1 - p)).sqrt() + 0.5).all())
 
