@@ -15,7 +15,7 @@ in the words of ``Allowance.says``; a student who follows the text is never refu
 Every table here is read-only: tuples, frozensets, frozen ``Allowance`` objects, and
 mapping proxies over dicts of those.
 
-**Rules.** A rule is made from the answer's arguments; ``TorchWatch``
+**Rules.** A rule (``Rule``) is made from the answer's arguments; ``TorchWatch``
 (``checks/guards/refuse.py``) calls ``before(name)`` ahead of each torch call and
 ``after(name, result)`` with what the call returned. A broken rule raises ``RuleBroken``
 (an ``AssertionError``: the test fails) naming the rule.
@@ -41,7 +41,8 @@ import torch
 
 __all__ = ["ALIASES", "ATTENTION", "Allowance", "BYTE_LEVEL", "DEFAULT", "ELEMENTARY", "LOSSES",
            "MODEL_MODULES", "MODEL_OPS", "NORMALISATIONS", "NO_AUTOGRAD", "NO_SOFTMAX",
-           "ChunkedWork", "LinearWork", "NoAutograd", "NoSquareMatrix", "OneRow", "RuleBroken"]
+           "ChunkedWork", "LinearWork", "NoAutograd", "NoSquareMatrix", "OneRow", "Rule",
+           "RuleBroken", "ShapeRule"]
 
 # Python's statistics, by function: not linear_regression, which fits a line in one call.
 STATISTICS = tuple(f"statistics.{name}" for name in (
@@ -240,14 +241,46 @@ def _tensors(result) -> list[torch.Tensor]:
     return [item for item in items if isinstance(item, torch.Tensor)]
 
 
-class NoAutograd:
+class Rule:
+    """A rule made from the answer's arguments, that watches nothing until a subclass says
+    what: ``before(name)`` ahead of each torch call, ``after(name, result)`` after it."""
+
+    def __init__(self, exercise: str, args: tuple, kwargs: dict):
+        self.exercise = exercise
+
+    def before(self, name: str) -> None:
+        pass
+
+    def after(self, name: str, result) -> None:
+        pass
+
+
+class ShapeRule(Rule):
+    """A rule on the tensors the answer makes: while ``active``, a tensor that ``refuses``
+    fails the test, with a message naming its shape, the call that made it and ``reason``."""
+
+    active = False
+
+    def refuses(self, tensor: torch.Tensor) -> bool:
+        raise NotImplementedError
+
+    def reason(self) -> str:
+        raise NotImplementedError
+
+    def after(self, name: str, result) -> None:
+        if not self.active:
+            return
+        for tensor in _tensors(result):
+            if self.refuses(tensor):
+                raise RuleBroken(f"{self.exercise} made a tensor of shape {tuple(tensor.shape)} "
+                                 f"with {name}: {self.reason()}")
+
+
+class NoAutograd(Rule):
     """The exercise asks for a gradient worked out in closed form."""
 
     CALLS = {"backward", "grad", "requires_grad_", "requires_grad.__set__", "vjp", "jvp",
              "jacobian", "hessian", "vmap"}
-
-    def __init__(self, exercise: str, args: tuple, kwargs: dict):
-        self.exercise = exercise
 
     def _broken(self, what: str) -> RuleBroken:
         return RuleBroken(
@@ -264,39 +297,32 @@ class NoAutograd:
             raise self._broken(f"{name} returned a tensor that requires a gradient")
 
 
-class NoSquareMatrix:
+class NoSquareMatrix(ShapeRule):
     """No N_q × N_k matrix: the answer's first two arguments are the queries ``(..., N_q, D)``
     and the keys ``(..., N_k, D)``. The rule holds only where it is unambiguous: both
     lengths above 1 and unlike every other size of the inputs."""
 
     def __init__(self, exercise: str, args: tuple, kwargs: dict):
-        self.exercise = exercise
+        super().__init__(exercise, args, kwargs)
         q, k = args[:2]
         self.n_q, self.n_k = q.shape[-2], k.shape[-2]
         other = {size for tensor in args if isinstance(tensor, torch.Tensor)
                  for axis, size in enumerate(tensor.shape) if axis != tensor.dim() - 2}
         self.active = min(self.n_q, self.n_k) > 1 and not {self.n_q, self.n_k} & other
 
-    def before(self, name: str) -> None:
-        pass
+    def refuses(self, tensor: torch.Tensor) -> bool:
+        sizes = list(tensor.shape)
+        if self.n_q in sizes:
+            sizes.remove(self.n_q)  # one axis for the queries, another for the keys
+        return len(sizes) < tensor.dim() and self.n_k in sizes
 
-    def after(self, name: str, result) -> None:
-        if not self.active:
-            return
-        for tensor in _tensors(result):
-            sizes = list(tensor.shape)
-            if self.n_q in sizes:
-                sizes.remove(self.n_q)  # one axis for the queries, another for the keys
-            if len(sizes) < tensor.dim() and self.n_k in sizes:
-                raise RuleBroken(
-                    f"{self.exercise} made a tensor of shape {tuple(tensor.shape)} with {name}: "
-                    f"that is the {self.n_q} × {self.n_k} matrix of every query against every key, "
-                    "which this exercise refuses (no N × N matrix): look at which of your "
-                    "products makes it, and in what order your products are taken"
-                )
+    def reason(self) -> str:
+        return (f"that is the {self.n_q} × {self.n_k} matrix of every query against every key, "
+                "which this exercise refuses (no N × N matrix): look at which of your products "
+                "makes it, and in what order your products are taken")
 
 
-class OneRow:
+class OneRow(ShapeRule):
     """The new token's row only: the answer takes ``(x_new, K_cache, V_cache, ...)``, the
     cache's n tokens on the axis -2 of ``K_cache``, and makes no tensor with two axes as long
     as the sequence (n or n + 1 each), the matrix of every position against every position
@@ -304,7 +330,7 @@ class OneRow:
     above 1, and n and n + 1 unlike every other size of the inputs."""
 
     def __init__(self, exercise: str, args: tuple, kwargs: dict):
-        self.exercise = exercise
+        super().__init__(exercise, args, kwargs)
         self.n = args[1].shape[-2]
         self.lengths = {self.n, self.n + 1}
         other = {size for position, tensor in enumerate(args) if isinstance(tensor, torch.Tensor)
@@ -312,35 +338,19 @@ class OneRow:
                  if not (position in (1, 2) and axis == tensor.dim() - 2)}
         self.active = self.n > 1 and not self.lengths & other
 
-    def before(self, name: str) -> None:
-        pass
+    def refuses(self, tensor: torch.Tensor) -> bool:
+        return sum(size in self.lengths for size in tensor.shape) >= 2
 
-    def after(self, name: str, result) -> None:
-        if not self.active:
-            return
-        for tensor in _tensors(result):
-            if sum(size in self.lengths for size in tensor.shape) >= 2:
-                raise RuleBroken(
-                    f"{self.exercise} made a tensor of shape {tuple(tensor.shape)} with {name}: "
-                    f"that is every one of the {self.n + 1} positions against every other, the "
-                    "earlier rows computed again, which this exercise asks you to avoid (the "
-                    "new token's row only)"
-                )
+    def reason(self) -> str:
+        return (f"that is every one of the {self.n + 1} positions against every other, the "
+                "earlier rows computed again, which this exercise asks you to avoid (the new "
+                "token's row only)")
 
 
-class LinearWork:
+class LinearWork(Rule):
     """The answer takes ``(q, k, v, feature_map)``, the positions on the axis -2 of ``q``,
     ``k`` and ``v``, and its work must grow linearly with them. Nothing to watch call by
     call: ``checks.guards.cost`` runs the answer again at two lengths and counts its work."""
-
-    def __init__(self, exercise: str, args: tuple, kwargs: dict):
-        self.exercise = exercise
-
-    def before(self, name: str) -> None:
-        pass
-
-    def after(self, name: str, result) -> None:
-        pass
 
 
 class ChunkedWork(LinearWork):
