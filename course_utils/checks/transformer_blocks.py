@@ -5,8 +5,8 @@ Expected values come from the libraries the exercises refuse, never from a formu
 out here: the sinusoidal table of Hugging Face's DistilBERT, Hugging Face's GPT-J rotation
 with that table's sines and cosines, PyTorch's ``F.layer_norm`` and
 ``nn.TransformerEncoderLayer`` (loaded with the block's weights), Hugging Face's GPT-2
-holding the GPT's weights (``models.library_gpt``), and for a sampler the law of
-``torch.distributions.Categorical`` that its draws must follow. A known mistake is told
+holding the GPT's weights (``models.library_gpt``), and for a sampler Hugging Face's
+``TemperatureLogitsWarper``, whose law its draws are counted against. A known mistake is told
 apart by the same oracle on other inputs (a wider table, negated sines, a flipped
 ``norm_first``...) or by a transformation of its output (columns swapped, rows shifted); and
 by a property where the oracle cannot make it (frequencies that grow instead of shrinking).
@@ -15,6 +15,7 @@ by a property where the oracle cannot make it (frequencies that grow instead of 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from transformers.generation.logits_process import TemperatureLogitsWarper
 
 from course_utils.models.library_gpt import gpt2_holding
 
@@ -387,8 +388,7 @@ def check_sample_next(actual, logits, temperature: float, name="sample_next") ->
     n, law = counts.sum(dim=1, keepdim=True), torch.distributions.Categorical
     def follows(p):  # over equal rows, each count within 6σ of Categorical's expected count
         return bool(((counts - n * p).abs() <= 6 * (n * p * (1 - p)).sqrt() + 0.5).all())
-
-    if follows(law(logits=rows / temperature).probs):
+    if follows(law(logits=TemperatureLogitsWarper(float(temperature))(None, rows)).probs):
         return
     for key, p in (("sample_no_temperature", law(logits=rows).probs),
                    ("sample_times_temperature", law(logits=rows * temperature).probs),

@@ -76,7 +76,7 @@ EXERCISES = (
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
              twins=("course_utils.models.library_gpt.gpt2_holding",
                     "course_utils.checks.transformer_blocks._gpt2_logits")),
-    # one draw per row from softmax(logits / temperature), by any exact sampler (PyTorch's
+    # one draw per row from the law exercise 7's requirements set, by any exact sampler (PyTorch's
     # categorical laws too): the draws are compared as samples of one law
     Exercise("sample_next", NOTEBOOK, points=2, check="check_sample_next",
              allowance=Allowance(says=DEFAULT.says + ", and torch.distributions",

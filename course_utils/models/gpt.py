@@ -19,7 +19,7 @@ scored on x_{t+1} (the last one on the window's extra token x_{n+1}), the cross-
 
 averaged over the positions (and the batch). A uniform guess p = 1/V scores ln V
 (``uniform_loss``), the baseline a model has to beat. ``generate`` samples new tokens
-one at a time from softmax(logits / temperature) of the last position.
+one at a time from the last position's logits, by a ``draw`` function it is given.
 
 Everything runs on the device of the model; ids passed in must be on that device.
 """
