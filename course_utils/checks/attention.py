@@ -68,8 +68,8 @@ MISTAKES = {
     "new_key_projection": "the new token's key or value in the cache you returned is not "
     "made from x_new with its own matrix: look at which matrix each of the three projections "
     "uses",
-    "new_token_left_out": "the new token's row attends over the cached keys only: position "
-    "n + 1 must see itself too (j ≤ i)",
+    "new_token_left_out": "the new token's output is attention over the cached keys alone: "
+    "its own key and value get no weight",
     "scale_by_d_model": "you divided by √d_model, the size of the embedding: the scores of "
     "(9.11) are divided by √d_k, the size of a key",
 }
