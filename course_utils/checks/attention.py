@@ -68,8 +68,8 @@ MISTAKES = {
     "new_key_projection": "the new token's key or value in the cache you returned is not "
     "made from x_new with its own matrix: look at which matrix each of the three projections "
     "uses",
-    "new_token_left_out": "the new token's row attends over the cached keys only: position "
-    "n + 1 must see itself too (j ≤ i)",
+    "new_token_left_out": "the new token's output is attention over the cached keys alone: "
+    "its own key and value get no weight",
     "scale_by_d_model": "you divided by √d_model, the size of the embedding: the scores of "
     "(9.11) are divided by √d_k, the size of a key",
 }
@@ -149,7 +149,8 @@ def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attenti
     """Fail unless ``result`` is ``(a, alpha)`` of causal attention over the rows of ``x``.
 
     With Q = X W_Q, K = X W_K, V = X W_V: alpha (n, n) is softmax(Q Kᵀ / √d_k) with the
-    entries j > i masked, and a (n, d_v) is alpha V. Both are compared with PyTorch's
+    entries j > i masked, and a (n, d_v) is alpha V; for a batch ``x`` (B, n, d_model), each
+    sentence's own, (B, n, n) and (B, n, d_v). Both are compared with PyTorch's
     ``scaled_dot_product_attention(Q, K, V, is_causal=True)``: ``a`` with its output, alpha
     with its output for the identity as V.
     """
@@ -163,11 +164,12 @@ def check_causal_attention(result, x, w_q, w_k, w_v, name: str = "causal_attenti
     a = as_tensor(result[0], f"a returned by {name}")
     alpha = as_tensor(result[1], f"alpha returned by {name}")
     q, k, v = x @ w_q, x @ w_k, x @ w_v
-    n, d_v = x.shape[0], v.shape[-1]
+    *batch, n, _ = x.shape
+    square, outputs = (*batch, n, n), (*batch, n, v.shape[-1])
     expected_alpha = _weights(q, k, causal=True)
     expected_a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    swapped = (a.shape, alpha.shape) == ((n, n), (n, d_v)) and (
-        (n, n) != (n, d_v)
+    swapped = (a.shape, alpha.shape) == (square, outputs) and (
+        square != outputs
         or (torch.allclose(a, expected_alpha, atol=atol) and torch.allclose(alpha, expected_a,
                                                                             atol=atol))
     )

@@ -13,10 +13,11 @@ within 0.022 too, looser than their own rounding needs (0.006 and 0.004,
 instead of the values, another student's sentence) moves at least one of the three values
 by more (tests/grader/scoring/test_by_hand_answers.py).
 
-The repair of exercise 6 (``causal_attention``) draws its hidden tests' inputs from the
-student's id too (``grader.scoring.by_hand_answers``). Exercise 7's ``next_row`` (the KV cache)
-is compared with PyTorch's causal attention on n + 1 tokens, and ``OneRow`` refuses any
-matrix of every position against every position: the earlier rows are never computed again.
+The repair of exercise 6 (``causal_attention``, for one sentence or a batch) draws its hidden
+tests' inputs from the student's id too (``grader.scoring.by_hand_answers``). Exercise 7's
+``next_row`` (the KV cache) is compared with PyTorch's causal attention on n + 1 tokens, and
+``OneRow`` refuses any matrix of every position against every position: the earlier rows are
+never computed again.
 
 The slips of exercise 6 (``my_slips``: each line of the given function that goes wrong, with
 a sentence on which it alone does) have many right answers: the grader judges the value the

@@ -64,9 +64,9 @@ def causal_attention_with(scale="/ math.sqrt(d_k)", keep="tril()", dim="-1", out
     return f"""
 def causal_attention(X, W_Q, W_K, W_V):
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    n, d_k = X.shape[0], Q.shape[-1]
+    n, d_k = X.shape[-2], Q.shape[-1]
     keep = torch.ones(n, n, dtype=torch.bool, device=X.device).{keep}
-    alpha = torch.softmax((Q @ K.T {scale}).masked_fill(~keep, {fill}), dim={dim})
+    alpha = torch.softmax((Q @ K.mT {scale}).masked_fill(~keep, {fill}), dim={dim})
     out = {output}
     return {returned}
 """
@@ -92,8 +92,8 @@ def causal_attention(X, W_Q, W_K, W_V):
     return alpha @ V, alpha
 """
 
-# Exercise 6's given function (its repair writes it right): Q, K and V cut from one product in
-# three equal parts (right when d_v = d_k), the scale √d_model, the mask "I am good"'s 3 x 3.
+# Exercise 6's given function: Q, K and V cut from one product in three equal parts (right
+# when d_v = d_k), the scale √d_model, the mask "I am good"'s 3 x 3; and no batch.
 GIVEN_CAUSAL_ATTENTION = """
 def causal_attention(X, W_Q, W_K, W_V):
     Q, K, V = (X @ torch.cat([W_Q, W_K, W_V], dim=1)).chunk(3, dim=1)
@@ -106,7 +106,8 @@ def causal_attention(X, W_Q, W_K, W_V):
 
 # ... with the two slips the test's second sentence shows fixed, and the third kept: the three
 # equal parts are right on both visible sentences (d_v = d_k, then d_k = 3 and d_v = 2), wrong
-# on the hidden one-word sentence's d_k = 2 and d_v = 5
+# on the hidden one-word sentence's d_k = 2 and d_v = 5; and a batch, which the visible
+# batch shows, read as one sentence
 FIXES_TWO_OF_THREE = """
 def causal_attention(X, W_Q, W_K, W_V):
     Q, K, V = (X @ torch.cat([W_Q, W_K, W_V], dim=1)).chunk(3, dim=1)
@@ -114,6 +115,15 @@ def causal_attention(X, W_Q, W_K, W_V):
     scores = Q @ K.T / math.sqrt(d_k)
     future = torch.ones(n, n, dtype=torch.bool, device=X.device).triu(diagonal=1)
     alpha = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    return alpha @ V, alpha
+"""
+
+ONE_SENTENCE_ONLY = """
+def causal_attention(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    n, d_k = X.shape[0], Q.shape[-1]
+    future = torch.ones(n, n, dtype=torch.bool, device=X.device).triu(diagonal=1)
+    alpha = torch.softmax((Q @ K.T / math.sqrt(d_k)).masked_fill(future, float("-inf")), dim=-1)
     return alpha @ V, alpha
 """
 
@@ -224,6 +234,9 @@ WRONG = {
                            "next_row": next_row_with(scale="/ math.sqrt(len(x_new))")},
     # a line that holds named instead of the mask (the visible check accepts any line)
     "names_the_softmax_line": {"my_slips": slips(future=None, alpha=(5, 4, 4, 4))},
+    # the three slips repaired, right for one sentence; a batch's first axis read as its
+    # tokens and K.T reversing every axis: the visible batch stops it
+    "repairs_one_sentence_only": {"causal_attention": ONE_SENTENCE_ONLY},
     "calls_the_library": {"causal_attention": TWIN_CAUSAL_ATTENTION,
                           "next_row": NEXT_ROW_BY_THE_LIBRARY},
 }
@@ -244,6 +257,9 @@ SETS_ID = {"sets_another_id": "another.id", "sets_own_id": "sets_own_id"}
 
 LOOP_FLOAT64_ATTENTION = """
 def causal_attention(X, W_Q, W_K, W_V):
+    if X.dim() == 3:                         # a batch: one sentence at a time
+        pairs = [causal_attention(sentence, W_Q, W_K, W_V) for sentence in X]
+        return torch.stack([a for a, _ in pairs]), torch.stack([alpha for _, alpha in pairs])
     X, W_Q, W_K, W_V = (t.double() for t in (X, W_Q, W_K, W_V))
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
     n, d_k = len(X), Q.shape[1]
@@ -262,10 +278,11 @@ import numpy as np
 def causal_attention(X, W_Q, W_K, W_V):
     X, W_Q, W_K, W_V = (np.asarray(t.cpu(), dtype=np.float64) for t in (X, W_Q, W_K, W_V))
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    s = Q @ K.T / np.sqrt(K.shape[1])
-    s[np.triu_indices(len(X), k=1)] = -np.inf
-    alpha = np.exp(s - s.max(axis=1, keepdims=True))
-    alpha /= alpha.sum(axis=1, keepdims=True)
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])
+    rows, columns = np.triu_indices(X.shape[-2], k=1)
+    s[..., rows, columns] = -np.inf
+    alpha = np.exp(s - s.max(axis=-1, keepdims=True))
+    alpha /= alpha.sum(axis=-1, keepdims=True)
     return [alpha @ V, alpha]                # a list (a, alpha) is a pair too
 """
 
@@ -273,9 +290,11 @@ def causal_attention(X, W_Q, W_K, W_V):
 SPLITS_THE_ONE_PRODUCT = """
 def causal_attention(X, W_Q, W_K, W_V):
     d_k, d_v = W_Q.shape[1], W_V.shape[1]
-    Q, K, V = (X @ torch.cat([W_Q, W_K, W_V], dim=1)).split([d_k, d_k, d_v], dim=1)
-    future = torch.ones(len(X), len(X), dtype=torch.bool, device=X.device).triu(diagonal=1)
-    alpha = torch.softmax((Q @ K.T / math.sqrt(d_k)).masked_fill(future, float("-inf")), dim=-1)
+    Q, K, V = (X @ torch.cat([W_Q, W_K, W_V], dim=1)).split([d_k, d_k, d_v], dim=-1)
+    n = X.shape[-2]
+    future = torch.ones(n, n, dtype=torch.bool, device=X.device).triu(diagonal=1)
+    scores = Q @ K.transpose(-1, -2) / math.sqrt(d_k)
+    alpha = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
     return alpha @ V, alpha
 """
 
@@ -362,8 +381,8 @@ CORRECT["works_in_place"] = {
 def causal_attention(X, W_Q, W_K, W_V):
     W_Q /= math.sqrt(W_Q.shape[1])   # the scale folded into W_Q, in place
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    n = X.shape[0]
-    scores = Q @ K.T
+    n = X.shape[-2]
+    scores = torch.einsum("...id,...jd->...ij", Q, K)
     scores.masked_fill_(torch.ones(n, n, dtype=torch.bool, device=X.device).triu(1), float("-inf"))
     alpha = torch.softmax(scores, dim=-1)
     return alpha @ V, alpha
@@ -547,7 +566,7 @@ import torch.nn.functional as F
 
 def causal_attention(X, W_Q, W_K, W_V):
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    eye = torch.eye(len(X), dtype=V.dtype, device=V.device)
+    eye = torch.eye(X.shape[-2], dtype=V.dtype, device=V.device)
     found = {}
 
     def attend():
@@ -610,7 +629,7 @@ CORRECT["prints_while_debugging"] = {
     "causal_attention": """
 def causal_attention(X, W_Q, W_K, W_V):
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    s = Q @ K.T / math.sqrt(Q.shape[1])
+    s = Q @ K.mT / math.sqrt(Q.shape[-1])
     future = torch.triu(torch.ones_like(s, dtype=torch.bool), diagonal=1)
     top = s.masked_fill(future, float("-inf")).amax(dim=-1, keepdim=True)
     weights = torch.where(future, 0.0, torch.exp(s - top))

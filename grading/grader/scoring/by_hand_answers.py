@@ -133,16 +133,21 @@ def causal_attention_inputs(student: str | None) -> list[tuple[torch.Tensor, ...
     cases.append((one, w_q, w_k, draw(4, 5)))                     # a one-word sentence
     seven = draw(7, 8)
     cases.append((seven, *draw(3, 8, 8)))                         # 7 tokens, d_k = d_v = 8
+    batch = draw(4, 5, 6)
+    w_q, w_k = draw(2, 6, 3)
+    cases.append((batch, w_q, w_k, draw(6, 2)))                   # 4 sentences of 5 tokens
     return cases
 
 
 def causal_attention(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor,
                      w_v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(a, alpha) of causal self-attention over the rows of ``x``, in float64."""
+    """(a, alpha) of causal self-attention over the rows of ``x`` (of each sentence, for a
+    batch (B, n, d_model)), in float64."""
     x, w_q, w_k, w_v = (t.to(torch.float64) for t in (x, w_q, w_k, w_v))
     q, k, v = x @ w_q, x @ w_k, x @ w_v
-    future = torch.ones(len(x), len(x), dtype=torch.bool).triu(diagonal=1)
-    weights = torch.softmax((q @ k.T / math.sqrt(q.shape[-1])).masked_fill(future, -math.inf),
+    n = x.shape[-2]
+    future = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)
+    weights = torch.softmax((q @ k.mT / math.sqrt(q.shape[-1])).masked_fill(future, -math.inf),
                             dim=-1)
     return weights @ v, weights
 

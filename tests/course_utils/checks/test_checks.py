@@ -137,8 +137,8 @@ W_SQUARE = torch.randn(3, 5, 5, generator=generator)
 def causal_attention(x, w_q, w_k, w_v, scale=None, keep=None, dim=-1, values=None):
     """Causal attention; each keyword argument swaps one part for a mistake."""
     q, k, v = x @ w_q, x @ w_k, x @ w_v
-    n = x.shape[0]
-    s = q @ k.T / (math.sqrt(q.shape[-1]) if scale is None else scale)
+    n = x.shape[-2]
+    s = q @ k.mT / (math.sqrt(q.shape[-1]) if scale is None else scale)
     keep = torch.ones(n, n, dtype=torch.bool).tril() if keep is None else keep
     alpha = torch.softmax(s.masked_fill(~keep, float("-inf")), dim=dim)
     return alpha @ (v if values is None else values(x, q, k, v)), alpha
@@ -154,6 +154,16 @@ def test_right_causal_attention_passes(dtype):
     checks.check_causal_attention(causal_attention(one, W_Q, W_K, W_V), one, W_Q, W_K, W_V)
     w_1, w_2, w_3 = W_SQUARE
     checks.check_causal_attention(causal_attention(X_IN, w_1, w_2, w_3), X_IN, w_1, w_2, w_3)
+    batch = torch.stack([X_IN, X_IN.flip(0), -X_IN])   # three sentences of 4 tokens
+    checks.check_causal_attention(causal_attention(batch, W_Q, W_K, W_V), batch, W_Q, W_K, W_V)
+
+
+def test_a_batch_answered_as_one_sentence_fails_on_its_shape():
+    batch = torch.stack([X_IN, X_IN.flip(0), -X_IN])
+    flat, _ = causal_attention(batch.reshape(-1, 5), W_Q, W_K, W_V)
+    one_long = (flat.reshape(3, 4, 2), causal_attention(batch.reshape(-1, 5), W_Q, W_K, W_V)[1])
+    with pytest.raises(AssertionError, match="shape"):
+        checks.check_causal_attention(one_long, batch, W_Q, W_K, W_V)
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,7 @@ def test_the_right_step_passes_and_is_row_n_plus_1_of_pytorchs_causal_attention(
         (dict(scale=3.0), "divided by d_k instead of √d_k"),
         (dict(scale=math.sqrt(7)), "√d_model"),
         (dict(grow=False), "as many rows as the ones you were given"),
-        (dict(own=False), "must see itself too"),
+        (dict(own=False), "its own key and value get no weight"),
     ],
 )
 def test_each_next_row_mistake_is_named(mistake, words):

@@ -193,7 +193,7 @@ def test_the_grader_draws_the_hidden_inputs_the_test_cell_draws(student, monkeyp
     recorder = Recorder()
     exec(hidden_tests("test_causal_attention"), {"checks": recorder, "torch": torch,
                                                  "device": torch.device("cpu")})
-    assert [name for name, _ in recorder.graded] == ["causal_attention"] * 3
+    assert [name for name, _ in recorder.graded] == ["causal_attention"] * 4
     drawn = causal_attention_inputs(student)
     assert len(drawn) == len(recorder.graded)
     for (_, inputs), ours in zip(recorder.graded, drawn, strict=True):
@@ -208,10 +208,10 @@ def test_the_hidden_answers_are_causal_attention_as_pytorch_computes_it():
         a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
         reference, weights = causal_attention(x, w_q, w_k, w_v)
         assert torch.allclose(reference, a, atol=1e-12)
-        assert torch.allclose(weights.sum(-1), torch.ones(len(x), dtype=torch.float64))
+        assert torch.allclose(weights.sum(-1), torch.ones(x.shape[:-1], dtype=torch.float64))
         assert (weights.triu(1) == 0).all()
         assert PER_STUDENT["test_causal_attention"]("ada", index) == encode((reference, weights))
-    assert PER_STUDENT["test_causal_attention"]("ada", 3) is None  # no fourth value
+    assert PER_STUDENT["test_causal_attention"]("ada", 4) is None  # no fifth value
 
 
 # --- the visible checks are no oracle --------------------------------------------------------
