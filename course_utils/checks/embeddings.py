@@ -14,14 +14,17 @@ The expected values come from libraries, never from an exercise written again:
   reports that verdict, the same for every right counterexample;
 * the neighbours of a word are the other words sorted by scikit-learn's cosines; the slips
   keep the word or read the same order backwards;
-* the many-dogs numbers are two numbers, checked for their form only: they are the same for
-  every student, so the grade compares them with the stored answers, outside the kernel;
+* bark's tree feature with m dogs among L words is the first entry of E′ for a sentence of
+  L words built so (m dogs, bark the last), by the same kernel; each slip is that kernel on
+  other words, or its change counted once per dog;
 * an update E′_i is E_i plus PyTorch's ``F.scaled_dot_product_attention`` without scaling
   (``scale=1``), causal for a whole sentence; each slip is that call on other inputs or
   with another mask or scale, or its output changed as the slip changes it (no residual;
   the softmax's axis: the same kernel with queries and keys exchanged and the mask
   transposed, its weights read through an identity matrix of values).
 """
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -81,6 +84,11 @@ EMBEDDING_MISTAKES = {
     "transposed": "you computed E_i · Q_j instead of Q_i · E_j: row i of the scores compares "
     "word i's query with every word's embedding",
     # where a NaN or inf comes from (the symptom and where to look, never the fix)
+    "dogs_add": "each of your dogs removes what one dog alone would remove: look at how the "
+    "softmax shares its weight when several words score alike",
+    "bark_left_out": "your sum leaves out bark itself: the weights run over all L words, bark "
+    "the last of them",
+    "no_denominator": "your weights are e^(Q·E_i) without the softmax's denominator",
     "zero_length": "a division by a length of 0: look at which lengths you divide by",
     "not_finite_update": "an exponential that overflowed, or a row of weights that sums to 0 "
     "(0/0): look at each row's scores where they enter the softmax",
@@ -252,19 +260,35 @@ def check_updated_embeddings(actual, embeddings, queries, values, name: str = "E
                 nan_hint=EMBEDDING_MISTAKES["not_finite_update"])
 
 
-@checked_plainly
-def check_many_dogs(actual, name: str = "many_dogs") -> None:
-    """Fail unless ``actual`` is two finite numbers: bark's tree feature with two dogs, then
-    with five dogs and the weights of the written question's part 2. Never whether they are
-    right.
+def _dogs_and_bark(dogs: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """E and V of ``length`` words of the bark example: ``dogs`` dogs, then words with no
+    animal feature, bark the last; each dog proposes the dog's change, every other word 0."""
+    dog, other = [0.0, 0.5, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0]
+    words = torch.tensor([dog] * dogs + [other] * (length - dogs - 1) + [[1.0, 1.0, 1.0, 0.0, 0.0]],
+                         dtype=torch.float64)
+    values = torch.zeros_like(words)
+    values[:dogs] = torch.tensor([-1.0, 0.0, -1.0, 0.0, 0.0], dtype=torch.float64)
+    return words, values
 
-    Both numbers are the same for every student, so a check that said whether they are right
-    would be an oracle a loop over candidates could query. Whether they are right is decided
-    when the work is graded: the values it reports are compared with the stored answers
-    (``grader.scoring.outside``), within the record's tolerance.
-    """
-    values = as_tensor(actual, name)
-    if values.numel() != 2 or not torch.isfinite(values).all():
-        raise AssertionError(f"{name} should be two numbers, my_tree_two_dogs and "
-                             f"my_tree_five_unnormalised; got shape {tuple(values.shape)}")
-    print(f"✓ {name}: two numbers; whether they are right is checked when your work is graded")
+
+def _tree_change(words: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """The tree entry of Δ over ``words``, by the kernel with the animal query."""
+    query = torch.tensor([[0.0, 0.0, 0.0, 5.0, 0.0]], dtype=torch.float64)
+    return F.scaled_dot_product_attention(query, words, values, scale=1.0)[0, 0]
+
+
+@checked_plainly
+def check_many_dogs(actual, dogs: int, length: int, name: str = "many_dogs") -> None:
+    """Fail unless ``actual`` is bark's tree feature in E′ when ``dogs`` of the first
+    ``length`` words are *dog* (0 ≤ dogs < length), *bark* the last: the bark example's
+    features, query and values (the written question on many dogs)."""
+    if not 0 <= dogs < length:
+        raise ValueError(f"{name}: the test's sentence needs 0 ≤ dogs < length, got "
+                         f"{dogs} dogs among {length} words")
+    words, values = _dogs_and_bark(dogs, length)   # bark's own tree feature is 1
+    mistakes = {
+        EMBEDDING_MISTAKES["dogs_add"]: 1 + dogs * _tree_change(*_dogs_and_bark(1, length)),
+        EMBEDDING_MISTAKES["bark_left_out"]: 1 + _tree_change(words[:-1], values[:-1]),
+        EMBEDDING_MISTAKES["no_denominator"]: 1 - dogs * math.exp(5),
+    }
+    check_close(actual, 1 + _tree_change(words, values), name, atol=1e-6, mistakes=mistakes)

@@ -186,11 +186,24 @@ def updated_embeddings(E, Q, V):
                         for i in range(len(E))])
 """
 
-# The many-dogs numbers as if each dog removed its own 0.967 (part 1), and with a weight of 1
-# per dog once the denominator is gone (part 2).
+# Many dogs as if each removed what one dog alone removes among the L words.
 TWICE_AS_MUCH = """
-my_tree_two_dogs = 1 - 2 * 0.967
-my_tree_five_unnormalised = 1 - 5
+import math
+
+
+def many_dogs(m, L):
+    return 1 - m * math.exp(5) / (math.exp(5) + L - 1)
+"""
+
+# Many dogs computed by the update of exercise 4 in torch, which its text refuses.
+TWIN_DOGS = """
+def many_dogs(m, L):
+    E_m = torch.tensor([[0.0, 0.5, 0.0, 1.0, 0.0]] * m + [[0.0, 0.0, 0.0, 0.0, 1.0]] * (L - m - 1)
+                       + [[1.0, 1.0, 1.0, 0.0, 0.0]], dtype=torch.float64)
+    V_m = torch.zeros_like(E_m)
+    V_m[:m, 0] = -1.0
+    weights = torch.softmax(E_m[:, 3] * 5.0, dim=0)
+    return (E_m[-1, 0] + weights @ V_m[:, 0]).item()
 """
 
 # Mistakes in different exercises share a student (each submission costs a notebook run):
@@ -219,6 +232,7 @@ WRONG = {
         "nearest_words": TWIN_NEAREST,
         "updated_embedding": TWIN_UPDATE,
         "updated_embeddings": TWIN_BUILD,
+        "many_dogs": TWIN_DOGS,
     },
     "calls_the_library_row_by_row": {"nearest_words": TWIN_NEAREST_TORCH,
                                      "updated_embeddings": TWIN_BUILD_ROWS},
@@ -279,10 +293,15 @@ def updated_embeddings(E, Q, V):
         rows.append(E[i] + weights @ V[: i + 1])
     return torch.stack(rows)
 """,
-    # the numbers rounded as the text asks
+    # the softmax over the L words written out, dog by dog
     "many_dogs": """
-my_tree_two_dogs = 0.0166
-my_tree_five_unnormalised = -741
+import math
+
+
+def many_dogs(m, L):
+    scores = [5.0] * m + [0.0] * (L - m)
+    total = sum(math.exp(score) for score in scores)
+    return 1.0 - sum(math.exp(score) / total for score in scores[:m])
 """,
 }
 
@@ -345,10 +364,13 @@ def updated_embeddings(E, Q, V):
     weights = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
     return e + weights @ v
 """,
-    # tensors, the first to two significant figures, the second from the formula in torch
+    # the formula in another form, with math.e
     "many_dogs": """
-my_tree_two_dogs = torch.tensor(0.017)
-my_tree_five_unnormalised = 1 - 5 * torch.exp(torch.tensor(5.0, dtype=torch.float64))
+import math
+
+
+def many_dogs(m, L):
+    return 1 / (1 + m * math.e**5 / (L - m))
 """,
 }
 
@@ -533,14 +555,17 @@ def updated_embeddings(E, Q, V):
     return E
 """, zero=True, flagged=True),
     },
-    # the form check replaced by one that always passes: the numbers underneath are wrong, and
-    # no value reaches the grader's comparison
+    # the check replaced by one that always passes: the function underneath is wrong, and the
+    # hidden tests' values are compared outside the kernel
     "replaces_the_many_dogs_check": {
         "many_dogs": Cheat("""
 from course_utils import checks as _checks
 
 _checks.check_many_dogs = lambda *args, **kwargs: print("✓ many_dogs")
-my_tree_two_dogs, my_tree_five_unnormalised = 0.5, 0.5
+
+
+def many_dogs(m, L):
+    return 0.5
 """, zero=True, flagged=True),
     },
     # IPython's shell reached by a name assembled at run time, its traceback silenced: a

@@ -138,6 +138,12 @@ MISTAKES = {
     "not_finite_update": lambda: checks.check_updated_embeddings(
         E + literal_softmax(1000 * Q @ E.T) @ V, E, 1000 * Q, V
     ),
+    # bark's tree feature with 3 dogs among 10 words: each dog as if alone (weight e⁵ / (e⁵ + 9)),
+    # the softmax over the 9 words before bark, and weights e^(Q·E) without their sum
+    "dogs_add": lambda: checks.check_many_dogs(1 - 3 * math.exp(5) / (math.exp(5) + 9), 3, 10),
+    "bark_left_out": lambda: checks.check_many_dogs(1 - 3 * math.exp(5) / (3 * math.exp(5) + 6),
+                                                    3, 10),
+    "no_denominator": lambda: checks.check_many_dogs(1 - 3 * math.exp(5), 3, 10),
 }
 
 
@@ -257,3 +263,15 @@ def test_the_single_update_check_accepts_the_lectures_worked_example():
     checks.check_contextual_update(by_hand, E1, 5, Q1, V1)
     with pytest.raises(AssertionError, match="not right"):
         checks.check_contextual_update([1 - w_dog / 2, 1.0, 1 - w_dog / 2, 0.0, 0.0], E1, 5, Q1, V1)
+
+
+def test_the_many_dogs_check_accepts_the_softmax_worked_by_hand():
+    """m dogs among L words: each dog weighs e⁵ / (m e⁵ + L − m), bark keeps 1 − m times it."""
+    for dogs, length in ((0, 4), (1, 6), (3, 10), (19, 20)):
+        by_hand = 1 - dogs * math.exp(5) / (dogs * math.exp(5) + length - dogs)
+        checks.check_many_dogs(by_hand, dogs, length)
+        checks.check_many_dogs(torch.tensor(by_hand, dtype=torch.float64), dogs, length)
+    with pytest.raises(AssertionError, match="not right"):
+        checks.check_many_dogs(0.5, 3, 10)
+    with pytest.raises(ValueError, match="0 ≤ dogs < length"):
+        checks.check_many_dogs(0.5, 10, 10)
