@@ -18,8 +18,8 @@ The expected values come from libraries, never from an exercise written again:
   it forgets (found by their names), with the pooler, or of one layer;
 * a span is judged against the best span the visible test states, or, on small scores,
   Hugging Face's question-answering decoder, ``decode_spans``, on the softmax probabilities
-  in float64 (the grader compares the hidden tests' spans with the stored answers): it must be one the reader may answer and
-  tie the stated span's score; the mistake of multiplying probabilities is Hugging Face's
+  in float64 (the grader compares the hidden tests' spans with the stored answers): it must
+  be one the reader may answer and tie that span's score; the mistake of multiplying probabilities is Hugging Face's
   question-answering decoder, ``decode_spans``, on softmax probabilities as its pipeline
   feeds it.
 
