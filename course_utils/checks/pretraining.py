@@ -19,9 +19,8 @@ The expected values come from libraries, never from an exercise written again:
 * a span is judged against the best span the visible test states, or, on small scores,
   Hugging Face's question-answering decoder, ``decode_spans``, on the softmax probabilities
   in float64 (the grader compares the hidden tests' spans with the stored answers): it must
-  be one the reader may answer and tie that span's score; the mistake of multiplying probabilities is Hugging Face's
-  question-answering decoder, ``decode_spans``, on softmax probabilities as its pipeline
-  feeds it.
+  be one the reader may answer and tie that span's score; the mistake of multiplying
+  probabilities is that decoder on float32 probabilities, as its pipeline feeds it.
 
 Transformers is imported only where a check needs it: importing it takes seconds.
 """
