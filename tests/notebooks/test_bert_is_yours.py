@@ -56,6 +56,12 @@ def namespace():
     return run_until(ASSIGNMENT, BERT_CELLS + GPT_CELLS + READER_CELLS)
 
 
+def same(losses, tolerance=1e-5):
+    """Losses equal to ``losses`` to ``tolerance``: training again repeats them but for the
+    last bits, which a CPU's threads may round otherwise."""
+    return pytest.approx(losses, abs=tolerance)
+
+
 def trained_again(ns, build, cells, losses, answer=None):
     """The losses (the name ``losses``) of running ``cells`` again, with ``answer`` (the
     source of an encoder_logits) in place of the notebook's if given."""
@@ -100,21 +106,21 @@ def test_its_scores_are_the_answer_cells_and_pytorchs_encoder(namespace, model, 
 def test_a_broken_answer_changes_what_trains(namespace):
     ns, build = namespace
     trained = ns["bert_losses"]
-    assert trained_again(ns, build, BERT_CELLS, "bert_losses") == trained   # it repeats exactly
+    assert trained_again(ns, build, BERT_CELLS, "bert_losses") == same(trained)   # it repeats
     broken = trained_again(ns, build, BERT_CELLS, "bert_losses", CAUSAL)
-    assert broken != trained
+    assert broken != same(trained, 1e-3)
     assert broken[0] == pytest.approx(trained[0], abs=0.5)     # same start, other model
 
 
 def test_the_gpt_trains_the_answer_with_every_block_causal(namespace):
     ns, build = namespace
     trained = ns["gpt_losses"]
-    assert trained_again(ns, build, GPT_CELLS, "gpt_losses") == trained      # it repeats exactly
-    assert trained_again(ns, build, GPT_CELLS, "gpt_losses", CAUSAL) == trained  # causal anyway
+    assert trained_again(ns, build, GPT_CELLS, "gpt_losses") == same(trained)   # it repeats
+    assert trained_again(ns, build, GPT_CELLS, "gpt_losses", CAUSAL) == same(trained)
     never = trained_again(ns, build, GPT_CELLS, "gpt_losses", NEVER_CAUSAL)
-    assert never != trained                                   # the GPT is the answer's causal
+    assert never != same(trained, 1e-3)          # the GPT is the answer's causal
     no_lift = trained_again(ns, build, GPT_CELLS, "gpt_losses", encoder_with(lift="1.0"))
-    assert no_lift != trained
+    assert no_lift != same(trained, 1e-3)
     assert no_lift[0] == pytest.approx(trained[0], abs=0.5)   # same start, other model
 
 
@@ -124,6 +130,6 @@ def test_the_reader_is_the_tiny_bert_fine_tuned_through_the_answer(namespace):
     assert type(reader) is ns["YourBERT"]
     assert reader.token_embedding.num_embeddings == words.n_vocab + 1 + len(ns["QUESTION_WORDS"])
     trained = ns["span_losses"]
-    assert trained_again(ns, build, READER_CELLS, "span_losses") == trained  # it repeats exactly
+    assert trained_again(ns, build, READER_CELLS, "span_losses") == same(trained)   # it repeats
     for broken in (CAUSAL, READS_PADDING):
-        assert trained_again(ns, build, READER_CELLS, "span_losses", broken) != trained
+        assert trained_again(ns, build, READER_CELLS, "span_losses", broken) != same(trained, 1e-3)
