@@ -46,6 +46,17 @@ def confront(prediction, measured, *, what: str, unit: str = "") -> str:
     return line
 
 
+def predicted(prediction, *, name: str = "my_prediction") -> bool:
+    """Whether ``prediction`` has been written; if not, print where to write it. A cell whose
+    every line would give the prediction away runs its measurement only when this is True."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name: expected the prediction's variable name, got {name!r}")
+    if prediction is NOT_WRITTEN:
+        print(f"write your prediction first ({name}, above), then run this cell again")
+        return False
+    return True
+
+
 def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 

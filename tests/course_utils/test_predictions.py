@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_utils.predictions import confront
+from course_utils.predictions import confront, predicted
 
 
 def test_a_prediction_is_shown_beside_the_measurement_with_their_ratio(capsys):
@@ -15,6 +15,15 @@ def test_a_prediction_is_shown_beside_the_measurement_with_their_ratio(capsys):
 def test_a_missing_prediction_is_said_and_the_cell_goes_on():
     line = confront(..., 0.25, what="the loss")
     assert "measured 0.25" in line and "no prediction" in line
+
+
+def test_a_measurement_waits_for_its_prediction(capsys):
+    assert not predicted(..., name="my_share")
+    assert "write your prediction first (my_share, above)" in capsys.readouterr().out
+    assert predicted(0.3) and predicted("no answer")
+    assert capsys.readouterr().out == ""
+    with pytest.raises(TypeError, match="name: expected"):
+        predicted(0.3, name="")
 
 
 def test_a_negative_prediction_has_no_ratio():

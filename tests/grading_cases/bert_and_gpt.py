@@ -47,15 +47,17 @@ def masked_lm_loss(logits, targets, masked):
 
 
 def encoder_with(h0="E[ids] * math.sqrt(E.shape[1]) + model.positions[: ids.shape[-1]]",
-                 block="block(h, causal=False)", out="model.norm(h) @ E[:-1].T"):
+                 block="block(h, mask=keys, causal=causal)", out="model.norm(h) @ E[:-1].T"):
     """An encoder_logits answer with one decision swapped for a mistake."""
     return f"""
-def encoder_logits(ids, model):
+def encoder_logits(ids, model, causal=False, padding=None):
     E = model.token_embedding.weight
     h = {h0}
+    keys = None if padding is None else ~padding[:, None, None, :]
     for block in model.blocks:
         h = {block}
-    return {out}
+    scores = {out}
+    return scores if padding is None else scores.masked_fill(padding[..., None], 0.0)
 """
 
 
@@ -85,9 +87,9 @@ def best_span(start_scores, end_scores, max_length):
 """
 
 WRONG = {
-    "loss_over_every_position_and_a_causal_encoder": {
+    "loss_over_every_position_and_an_encoder_never_causal": {
         "masked_lm_loss": loss_with(kept="picked.mean()"),
-        "encoder_logits": encoder_with(block="block(h, causal=True)"),
+        "encoder_logits": encoder_with(block="block(h, mask=keys)"),
     },
     "loss_of_raw_logits_and_mask_scored": {
         "masked_lm_loss": loss_with(picked="logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)"),
@@ -97,7 +99,12 @@ WRONG = {
         "masked_lm_loss": loss_with(kept="picked[masked].sum()"),
         "encoder_logits": encoder_with(h0="E[ids] + model.positions[: ids.shape[-1]]"),
     },
-    "encoder_without_its_final_norm": {"encoder_logits": encoder_with(out="h @ E[:-1].T")},
+    "loss_as_the_draft_and_encoder_without_its_final_norm": {
+        "masked_lm_loss": loss_with(kept="(picked * masked).mean()"),
+        "encoder_logits": encoder_with(out="h @ E[:-1].T"),
+    },
+    "encoder_that_reads_the_padding": {"encoder_logits": encoder_with(
+        block="block(h, causal=causal)")},
     # the word read taken as no information where it is random and as certain where it is
     # the word itself: 0.9 H(p), 3.19 nats (the visible check looks at the form only)
     "own_position_by_the_tenths": {"own_position_loss": "own_position_loss = 0.9 * baseline"},
@@ -217,27 +224,37 @@ for y in range(n_vocab):                                           # reading the
     "own_position_rounded": {"own_position_loss": "own_position_loss = 3.30"},
     "encoder_from_the_blocks_parts": {
         "encoder_logits": """
-def encoder_logits(ids, model):
+def encoder_logits(ids, model, causal=False, padding=None):
     d = model.token_embedding.embedding_dim
     h = model.token_embedding(ids) * d ** 0.5 + model.positions[: ids.shape[1]]
-    for block in model.blocks:                                # pre-LN, every position seen
-        h = h + block.self_attn(block.norm1(h))[0]
+    real = torch.ones_like(ids, dtype=torch.bool) if padding is None else ~padding
+    for block in model.blocks:                                # pre-LN
+        h = h + block.self_attn(block.norm1(h), mask=real[:, None, None, :], causal=causal)[0]
         h = h + block.linear2(block.activation(block.linear1(block.norm2(h))))
     words = model.token_embedding.weight[: model.token_embedding.num_embeddings - 1]
-    return F.linear(model.norm(h), words)
+    return F.linear(model.norm(h), words) * real[..., None]
 """,
     },
-    "encoder_sliced_after_in_place": {
+    "encoder_mask_by_hand_sliced_after_in_place": {
         "encoder_logits": """
-def encoder_logits(ids, model):
+def encoder_logits(ids, model, causal=False, padding=None):
     E = model.token_embedding.weight
+    n = ids.shape[-1]
     h = E[ids]
     h *= math.sqrt(E.shape[-1])                               # in place, on a fresh tensor
-    h += model.positions[: ids.shape[-1]]
+    h += model.positions[:n]
+    allowed = torch.ones(len(ids), n, n, dtype=torch.bool)    # (batch, query, key)
+    if causal:
+        allowed &= torch.ones(n, n, dtype=torch.bool).tril()
+    if padding is not None:
+        allowed &= ~padding[:, None, :]
     for block in model.blocks:
-        h = block(h)                                          # no mask: its default
+        h = block(h, mask=allowed[:, None])
     every = model.norm(h) @ E.T                               # words and [MASK]
-    return every[..., :-1]
+    every = every[..., :-1]
+    if padding is not None:
+        every[padding] = 0.0
+    return every
 """,
     },
     "best_end_in_place": {
@@ -260,7 +277,7 @@ def best_span(start_scores, end_scores, max_length):
 CHEAT = {
     "calls_the_checks_gpt2": {
         "encoder_logits": Cheat("""
-def encoder_logits(ids, model):
+def encoder_logits(ids, model, causal=False, padding=None):
     from course_utils.models.library_gpt import gpt2_holding
     twin = gpt2_holding(model, model.positions)
     rows = twin.transformer.wte(ids.cpu()) * model.config.d_model ** 0.5

@@ -139,6 +139,19 @@ def test_the_best_pair_passes_in_any_form_and_every_other_pair_fails(seed):
                 checks.check_best_span((s, e), start, end, 3, best[0])
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_on_small_scores_the_best_span_need_not_be_stated(seed):
+    generator = torch.Generator().manual_seed(seed)
+    start, end = torch.randn(2, 9, generator=generator, dtype=torch.float64) * 3
+    best = every_best_pair(start.tolist(), end.tolist(), 3)
+    for s, e in itertools.product(range(9), repeat=2):
+        if (s, e) in best:
+            checks.check_best_span((s, e), start, end, 3)
+        else:
+            with pytest.raises(AssertionError):
+                checks.check_best_span((s, e), start, end, 3)
+
+
 def test_a_pair_that_ties_the_best_in_float32_passes():
     start = torch.tensor([10.0, 10.0 + 1e-7], dtype=torch.float64)  # equal in float32
     end = torch.zeros(2, dtype=torch.float64)
@@ -227,6 +240,7 @@ LOSS_MISTAKES = {
     "raw_logits": lambda logits, targets, masked, per: -logits.double().gather(
         -1, targets[..., None])[..., 0][masked].mean(),
     "summed": lambda logits, targets, masked, per: per[masked].sum(),
+    "diluted": lambda logits, targets, masked, per: per[masked].sum() / masked.numel(),
     "sign": lambda logits, targets, masked, per: -per[masked].mean(),
 }
 
@@ -290,9 +304,10 @@ LOSS_CASES = [  # (shape, scale, dtype): the visible and hidden tests' kind
 
 
 def encoder_inputs():
-    """(ids, model) of the visible and hidden tests' kind: holders of a tiny BERT's weights
-    (the last token id is [MASK]), windows with [MASK]s, one pair differing in its last word
-    and one window reversed."""
+    """(ids, model, keywords) of the visible and hidden tests' kind: holders of a tiny BERT's
+    weights (the last token id is [MASK]), windows with [MASK]s, one pair differing in its
+    last word and one window reversed, with and without the causal mask; and padded windows,
+    two with the same words and other padding."""
     torch.manual_seed(0)
     small = TinyGPT(GPTConfig(41, block_size=8, d_model=16, n_layers=2, n_heads=2,
                               dim_feedforward=32)).eval()
@@ -302,34 +317,43 @@ def encoder_inputs():
     wide = TinyGPT(GPTConfig(31, block_size=8, d_model=12, n_layers=3, n_heads=3,
                              dim_feedforward=24)).double().eval()
     single = torch.randint(31, (3, 1), generator=torch.Generator().manual_seed(66))
-    return [(probe, small), (probe[:, :1], small), (single, wide),
-            (torch.randint(31, (3, 8)), wide)]
+    padded = torch.arange(8) >= torch.tensor([[5], [5], [3]])
+    padded_ids = torch.stack([window, torch.tensor([3, 17, 40, 8, 25, 1, 2, 9]), window])
+    long = torch.randint(31, (3, 8))
+    wide_padding = torch.arange(8) >= torch.tensor([[8], [5], [1]])
+    return [(probe, small, {}), (probe, small, {"causal": True}), (probe[:, :1], small, {}),
+            (single, wide, {}), (long, wide, {}), (long, wide, {"causal": True}),
+            (padded_ids, small, {"padding": padded}),
+            (long, wide, {"padding": wide_padding, "causal": True})]
 
 
-def pytorch_encoder(ids, model, causal=False):
+def pytorch_encoder(ids, model, causal=False, padding=None):
     """The tiny BERT's scores with PyTorch's own encoder layers holding the blocks' weights
     (pre-LN, GELU; the course's blocks are nn.TransformerEncoderLayer with the same names):
     H_0 = √d E[x] + PE, the layers without a mask (with the causal mask if ``causal``: the
-    tiny GPT), LN, and the words' rows of E."""
+    tiny GPT; with PyTorch's key padding mask where ``padding``), LN, and the words' rows of
+    E, 0 at the padding."""
     config = model.config
     E = model.token_embedding.weight
     n = ids.shape[-1]
     h = E[ids] * math.sqrt(config.d_model) + model.positions[:n]
-    mask = (nn.Transformer.generate_square_subsequent_mask(n, device=E.device, dtype=E.dtype)
-            if causal else None)
+    mask = torch.ones(n, n, dtype=torch.bool).triu(1) if causal else None   # True: blocked
     for block in model.blocks:
         layer = nn.TransformerEncoderLayer(config.d_model, config.n_heads, config.dim_feedforward,
                                            0.0, "gelu", batch_first=True, norm_first=True)
         layer.load_state_dict(block.state_dict())
-        h = layer.to(E.dtype).eval()(h, src_mask=mask, is_causal=causal)
-    return F.linear(model.norm(h), E[:-1])
+        h = layer.to(E.dtype).eval()(h, src_mask=mask, is_causal=causal,
+                                     src_key_padding_mask=padding)
+    scores = F.linear(model.norm(h), E[:-1])
+    return scores if padding is None else scores.masked_fill(padding[..., None], 0.0)
 
 
 def test_a_right_encoder_passes_and_each_design_mistake_is_named():
-    for ids, model in encoder_inputs():
+    for ids, model, keywords in encoder_inputs():
         with torch.no_grad():
-            checks.check_encoder_logits(pytorch_encoder(ids, model), ids, model)
-    ids, model = encoder_inputs()[0]
+            checks.check_encoder_logits(pytorch_encoder(ids, model, **keywords), ids, model,
+                                        **keywords)
+    ids, model, _ = encoder_inputs()[0]
     words = model.token_embedding.weight.detach()[:-1]                    # (V, d)
     with torch.no_grad():
         right = pytorch_encoder(ids, model)
@@ -338,8 +362,7 @@ def test_a_right_encoder_passes_and_each_design_mistake_is_named():
     no_positions = right.clone()
     no_positions[2] = right[0].flip(0)                   # the window backwards, scores backwards
     wrongs = {
-        "mask_scored": torch.cat([right, right[..., :1]], dim=-1),
-        "encoder_shape": right[..., :20],
+        "encoder_shape": torch.cat([right, right[..., :1]], dim=-1),
         "encoder_head": torch.softmax(right, dim=-1),
         "encoder_no_final_norm": 3 * right + words.sum(-1),   # rows E (3u + 1): not normalised
         "encoder_causal": causal,
@@ -349,6 +372,17 @@ def test_a_right_encoder_passes_and_each_design_mistake_is_named():
         with pytest.raises(AssertionError) as failure:
             checks.check_encoder_logits(wrong, ids, model)
         assert PRETRAINING_MISTAKES[key] in str(failure.value), key
+    with torch.no_grad(), pytest.raises(AssertionError,
+                                        match=re.escape(PRETRAINING_MISTAKES["encoder_future"])):
+        checks.check_encoder_logits(right, ids, model, causal=True)
+    padded_ids, small, keywords = encoder_inputs()[6]
+    with torch.no_grad():
+        read = pytorch_encoder(padded_ids, small).masked_fill(keywords["padding"][..., None], 0)
+        unfilled = pytorch_encoder(padded_ids, small, padding=keywords["padding"])
+        unfilled[keywords["padding"]] = 1.0
+    for key, wrong in (("encoder_padding", read), ("encoder_padding_rows", unfilled)):
+        with pytest.raises(AssertionError, match=re.escape(PRETRAINING_MISTAKES[key])):
+            checks.check_encoder_logits(wrong, padded_ids, small, **keywords)
 
 
 def unlifted_encoder(ids, model, factor=1.0):
@@ -365,7 +399,7 @@ def unlifted_encoder(ids, model, factor=1.0):
 
 
 def test_the_missing_lift_fails_the_one_word_windows_with_its_message():
-    ids, model = encoder_inputs()[1]                   # the visible test's windows of one word
+    ids, model, _ = encoder_inputs()[2]                # the visible test's windows of one word
     with torch.no_grad():
         wrong = unlifted_encoder(ids, model)
         assert not torch.allclose(wrong, pytorch_encoder(ids, model), atol=1e-3)
@@ -380,7 +414,7 @@ def test_the_missing_lift_fails_the_one_word_windows_with_its_message():
     with torch.no_grad(), pytest.raises(AssertionError,      # another factor on E
                                         match=re.escape(PRETRAINING_MISTAKES["encoder_one_word"])):
         checks.check_encoder_logits(unlifted_encoder(ids, model, 14.0), ids, model)
-    long_ids, _ = encoder_inputs()[0]                  # longer windows: the grader's to compare
+    long_ids, _, _ = encoder_inputs()[0]               # longer windows: the grader's to compare
     with torch.no_grad():
         checks.check_encoder_logits(unlifted_encoder(long_ids, model), long_ids, model)
 
@@ -404,12 +438,13 @@ def passes(code, grade_id):
                 checks.check_masked_lm_loss(function(logits, targets, masked),
                                             logits, targets, masked)
         elif grade_id == "encoder_logits":
-            for ids, model in encoder_inputs():     # the check's properties, the test's oracle
+            for ids, model, keywords in encoder_inputs():   # the check's properties, the oracle
                 with torch.no_grad():
-                    scores = function(ids, model)
-                    checks.check_encoder_logits(scores, ids, model)
+                    scores = function(ids, model, **keywords)
+                    checks.check_encoder_logits(scores, ids, model, **keywords)
                     assert torch.allclose(torch.as_tensor(scores).double(),
-                                          pytorch_encoder(ids, model).double(), atol=1e-5)
+                                          pytorch_encoder(ids, model, **keywords).double(),
+                                          atol=1e-5)
         elif grade_id == "bert_parameters":
             for sizes in SIZES:
                 checks.check_bert_parameters(function(*sizes), *sizes)
