@@ -2,6 +2,7 @@
 
 import pytest
 
+from course_utils import predictions
 from course_utils.predictions import confront, predicted
 
 
@@ -17,13 +18,20 @@ def test_a_missing_prediction_is_said_and_the_cell_goes_on():
     assert "measured 0.25" in line and "no prediction" in line
 
 
-def test_a_measurement_waits_for_its_prediction(capsys):
+def test_a_measurement_waits_for_its_prediction(capsys, monkeypatch):
+    monkeypatch.setattr(predictions, "student_id", lambda: "s1234567")
     assert not predicted(..., name="my_share")
     assert "write your prediction first (my_share, above)" in capsys.readouterr().out
     assert predicted(0.3) and predicted("no answer")
     assert capsys.readouterr().out == ""
     with pytest.raises(TypeError, match="name: expected"):
         predicted(0.3, name="")
+
+
+def test_the_instructors_copy_measures_without_a_prediction(capsys, monkeypatch):
+    monkeypatch.setattr(predictions, "student_id", lambda: predictions.INSTRUCTOR)
+    assert predicted(..., name="my_share")
+    assert "my_share is not written: the instructor's copy" in capsys.readouterr().out
 
 
 def test_a_negative_prediction_has_no_ratio():
