@@ -52,8 +52,8 @@ BLOCK_MISTAKES = {
     "(row j sits at positions[j])",
     "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE turns each pair (x_2i, "
     "x_2i+1) instead (a multiplication, not a sum)",
-    "unbiased": "with γ of ones and β of zeros, your output for a token would not have variance 1 "
-    "over its features, as section 2 asks",
+    "unbiased": "your outputs are off by one factor, the same for every token, that depends only "
+    "on the number of features d: compare each statistic you compute with the formula of section 2",
     "across_tokens": "your output for a token depends on the other tokens of the input; section 2 "
     "says it must not",
     "eps_outside": "you added eps to the standard deviation: check where ε sits in the formula of "
@@ -80,10 +80,9 @@ BLOCK_MISTAKES = {
     "gpt_own_blocks": "your logits are those of the model's blocks run as they are, whatever "
     "run_block you are handed: reread the contract of exercise 6",
     "gpt_scaled": "your token rows and position rows enter the blocks in another balance than "
-    "these weights call for: compare what your first step does to them with the printed sizes of "
-    "E and P (decision 1 of exercise 6)",
+    "these weights call for (decision 1 of exercise 6)",
     "gpt_no_final_norm": "the last hidden states reach the output layer in another form than they "
-    "should: look at decision 2 of exercise 6 and the sizes printed after the blocks",
+    "should (decision 2 of exercise 6)",
     "sample_no_temperature": "your draws follow the same law whatever the temperature: look at "
     "what it does to the logits before they become probabilities",
     "sample_times_temperature": "as the temperature rises, your draws crowd onto the likeliest "
