@@ -91,7 +91,7 @@ MASK_MISTAKES = {
     "layer scores",
     "layer_turned_whole": "your heads after the first barely tell neighbouring tokens apart: "
     "their scores hardly change from one offset to the next. Look at the width at which "
-    "your layer turns, with the fastest turns printed above exercise 4, part 2",
+    "your layer turns, with the fastest turns printed in exercise 4, part 2",
     "layer_no_biases": "none of the layer's biases reaches your output: look at what the "
     "attention layer holds besides its weight matrices",
     "layer_no_in_bias": "your queries, keys and values miss their biases (in_proj_bias)",

@@ -12,12 +12,14 @@ apart by the same oracle on other inputs (a wider table, negated sines, a flippe
 by a property where the oracle cannot make it (frequencies that grow instead of shrinking).
 """
 
+import copy
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 from transformers.generation.logits_process import TemperatureLogitsWarper
 
-from course_utils.models.library_gpt import gpt2_holding
+from course_utils.models.library_gpt import gpt2_logits as _gpt2_logits
 
 from .core import as_tensor, check_close
 from .guards import checked_plainly
@@ -27,12 +29,12 @@ __all__ = ["BLOCK_MISTAKES", "check_gpt_logits", "check_layer_norm", "check_posi
            "check_transformer_block"]
 
 BLOCK_MISTAKES = {
-    "sin_cos_swapped": "sine and cosine are swapped: look again at which column of a pair "
-    "the formula of section 1 gives the sine",
-    "column_exponent": "you used each column's own index in the exponent: the two columns of "
-    "a pair share one frequency (see the exponent in the formula of section 1)",
-    "halves": "you put all the sines in the first half and all the cosines in the second; in "
-    "the formula of section 1 the two columns of a pair sit side by side",
+    "sin_cos_swapped": "sine and cosine are swapped: look again at which column of a pair the "
+    "formula of section 1 gives the sine",
+    "column_exponent": "you used each column's own index in the exponent: the two columns of a "
+    "pair share one frequency (see the exponent in the formula of section 1)",
+    "halves": "you put all the sines in the first half and all the cosines in the second; in the "
+    "formula of section 1 the two columns of a pair sit side by side",
     "from_one": "your positions start at 1: look where section 1 starts counting them",
     "times_frequency": "your angles grow with the column instead of shrinking: check where "
     "10000^(2i/d) goes in the formula of section 1",
@@ -42,23 +44,22 @@ BLOCK_MISTAKES = {
     "together",
     "rope_minus": "your turned pairs disagree with your exercise 2, part 1: send the pair (1, 0) "
     "through your code by a small angle and compare where it lands with your derivation's",
-    "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent "
-    "of the number exercise 2, part 2 gives pair i",
-    "rope_times": "your angles grow with the pair index: the numbers exercise 2, part 2 gives "
-    "are at most 1",
-    "rope_arange": "you rotated row j by the angle of position j; use the positions you are "
-    "given (row j sits at positions[j])",
-    "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE turns each pair "
-    "(x_2i, x_2i+1) instead (a multiplication, not a sum)",
-    "unbiased": "with γ of ones and β of zeros, your output for a token would not have "
-    "variance 1 over its features, as section 2 asks",
-    "across_tokens": "your output for a token depends on the other tokens of the input; "
-    "section 2 says it must not",
-    "eps_outside": "you added eps to the standard deviation: check where ε sits in the "
-    "formula of section 2",
-    "no_eps": "you left out eps (see the formula of section 2)",
-    "no_affine": "you left out γ and β, the learned scale and shift of the formula of "
+    "rope_exponent": "your frequencies fall too slowly with the pair index: check the exponent of "
+    "the number exercise 2, part 2 gives pair i",
+    "rope_times": "your angles grow with the pair index: the numbers exercise 2, part 2 gives are "
+    "at most 1",
+    "rope_arange": "you rotated row j by the angle of position j; use the positions you are given "
+    "(row j sits at positions[j])",
+    "rope_added": "you added the sinusoidal encoding PE(pos) to x; RoPE turns each pair (x_2i, "
+    "x_2i+1) instead (a multiplication, not a sum)",
+    "unbiased": "your outputs are off by one factor, the same for every token, that depends only "
+    "on the number of features d: compare each statistic you compute with the formula of section 2",
+    "across_tokens": "your output for a token depends on the other tokens of the input; section 2 "
+    "says it must not",
+    "eps_outside": "you added eps to the standard deviation: check where ε sits in the formula of "
     "section 2",
+    "no_eps": "you left out eps (see the formula of section 2)",
+    "no_affine": "you left out γ and β, the learned scale and shift of the formula of section 2",
     "gamma_beta_swapped": "γ and β are swapped: γ (the weight) multiplies, β (the bias) is added",
     "norm_order": "you computed the other arrangement of the layer norms: compare "
     "block.norm_first with the two arrangements of section 3",
@@ -66,19 +67,22 @@ BLOCK_MISTAKES = {
     "no_attention_residual": "the residual around the self-attention is missing (section 3)",
     "no_ff_residual": "the residual around the feed-forward layer is missing (section 3)",
     "no_activation": "the feed-forward layer has no activation (FF in section 3)",
-    "no_causal": "with causal=True your block still lets token i see later tokens: pass "
-    "causal on to the attention it is given",
+    "own_attention": "your block gives what the block's own attention layer gives, whatever "
+    "attention it is handed: reread the contract of exercise 4, part 3",
+    "no_causal": "with causal=True your block still lets token i see later tokens: pass causal on "
+    "to the attention it is given",
     "unwanted_causal": "you applied a causal mask although causal=False",
-    "residual_from_norm": "your pre-LN block forgets the size of its input: scale x and "
-    "its output barely changes. Compare what your block carries on with section 3's "
-    "description and your equations of exercise 4, part 1",
-    "gpt_no_positions": "your logits do not change when the positions do: the blocks cannot "
-    "tell where a token is (decision 1 of exercise 6)",
+    "residual_from_norm": "your pre-LN block forgets the size of its input: scale x and its "
+    "output barely changes. Compare what your block carries on with section 3's description and "
+    "your equations of exercise 4, part 1",
+    "gpt_no_positions": "your logits do not change when the positions do: the blocks cannot tell "
+    "where a token is (decision 1 of exercise 6)",
+    "gpt_own_blocks": "your logits are those of the model's blocks run as they are, whatever "
+    "run_block you are handed: reread the contract of exercise 6",
     "gpt_scaled": "your token rows and position rows enter the blocks in another balance than "
-    "these weights call for: compare what your first step does to them with the printed sizes "
-    "of E and P (decision 1 of exercise 6)",
-    "gpt_no_final_norm": "the last hidden states reach the output layer in another form than "
-    "they should: look at decision 2 of exercise 6 and the sizes printed after the blocks",
+    "these weights call for (decision 1 of exercise 6)",
+    "gpt_no_final_norm": "the last hidden states reach the output layer in another form than they "
+    "should (decision 2 of exercise 6)",
     "sample_no_temperature": "your draws follow the same law whatever the temperature: look at "
     "what it does to the logits before they become probabilities",
     "sample_times_temperature": "as the temperature rises, your draws crowd onto the likeliest "
@@ -276,22 +280,26 @@ def check_layer_norm(actual, x, gamma, beta, eps: float = 1e-5, name="layer_norm
 # -- one transformer block ---------------------------------------------------------------
 
 
-def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool, norm_first=None,
-                   activation=None, sa_residual=True, ff_residual=True,
+def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool, attention=None,
+                   norm_first=None, activation=None, sa_residual=True, ff_residual=True,
                    from_norm=False) -> torch.Tensor:
-    """``nn.TransformerEncoderLayer`` in float64 with ``block``'s weights, on x; for a mistake,
-    another ``norm_first`` or activation, or a sub-layer's residual dropped (its step returns
-    f(z) − r, r what PyTorch adds to it) or, pre-LN, replaced by z (f(z) + z − r)."""
-    attention = block.self_attn
+    """``nn.TransformerEncoderLayer`` in float64 with ``block``'s weights, on x, its
+    self-attention step ``attention`` (the test's, on a float64 copy of the block's layer) or,
+    without, its own; for a mistake, another ``norm_first`` or activation, or a sub-layer's
+    residual dropped (its step returns f(z) − r, r what PyTorch adds) or, pre-LN, replaced by z
+    (f(z) + z − r)."""
+    own = copy.deepcopy(block.self_attn).double()
     with torch.random.fork_rng(devices=[]):  # building a layer draws weights: keep the test's
         layer = nn.TransformerEncoderLayer(
-            attention.embed_dim, attention.num_heads, block.linear1.out_features, dropout=0.0,
+            own.embed_dim, own.num_heads, block.linear1.out_features, dropout=0.0,
             activation=block.activation if activation is None else activation,
             layer_norm_eps=block.norm1.eps, batch_first=True,
             norm_first=block.norm_first if norm_first is None else norm_first,
         ).double()
     layer.load_state_dict(block.state_dict())
     layer.train()  # no dropout: only keeps PyTorch on its plain path, through the steps below
+    if attention is not None:
+        layer._sa_block = lambda z, *args, **kwargs: attention(z, own, causal)
     sa, ff = layer._sa_block, layer._ff_block
     if not sa_residual or from_norm:  # PyTorch adds the block's input x to this step
         layer._sa_block = lambda z, *args, **kwargs: sa(z, *args, **kwargs) - x + from_norm * z
@@ -315,57 +323,44 @@ def _pytorch_block(block: nn.Module, x: torch.Tensor, causal: bool, norm_first=N
 def check_transformer_block(actual, x, block: nn.Module, attention, causal: bool = False,
                             name="transformer_block") -> None:
     """Fail unless ``actual`` equals ``nn.TransformerEncoderLayer`` loaded with ``block``'s
-    weights (the course's ``TransformerBlock``, in eval mode) on x (batch, n, d_model);
-    ``attention``, the right one the test handed the answer, is not the oracle's."""
+    weights (the course's ``TransformerBlock``, in eval mode) on x (batch, n, d_model), its
+    self-attention step ``attention``, the test's (one unlike the block's own layer)."""
     x = as_tensor(x, "x")
+
+    def pytorch(causal=causal, **kwargs):
+        return _pytorch_block(block, x, causal, attention, **kwargs)
+
     mistakes = {
-        BLOCK_MISTAKES["norm_order"]: _pytorch_block(block, x, causal, not block.norm_first),
-        BLOCK_MISTAKES["no_activation"]: _pytorch_block(block, x, causal, activation=nn.Identity()),
-        BLOCK_MISTAKES["no_causal" if causal else "unwanted_causal"]:
-            _pytorch_block(block, x, not causal),
+        BLOCK_MISTAKES["own_attention"]: _pytorch_block(block, x, causal),
+        BLOCK_MISTAKES["norm_order"]: pytorch(norm_first=not block.norm_first),
+        BLOCK_MISTAKES["no_activation"]: pytorch(activation=nn.Identity()),
+        BLOCK_MISTAKES["no_causal" if causal else "unwanted_causal"]: pytorch(not causal),
     }
     for key, residual in (("no_residual", (False, False)), ("no_attention_residual", (False, True)),
                           ("no_ff_residual", (True, False))):
-        mistakes[BLOCK_MISTAKES[key]] = _pytorch_block(block, x, causal, sa_residual=residual[0],
-                                                       ff_residual=residual[1])
+        mistakes[BLOCK_MISTAKES[key]] = pytorch(sa_residual=residual[0], ff_residual=residual[1])
     if block.norm_first:
-        mistakes[BLOCK_MISTAKES["residual_from_norm"]] = _pytorch_block(block, x, causal,
-                                                                         from_norm=True)
-    check_close(actual, _pytorch_block(block, x, causal), name, atol=1e-4, mistakes=mistakes)
+        mistakes[BLOCK_MISTAKES["residual_from_norm"]] = pytorch(from_norm=True)
+    check_close(actual, pytorch(), name, atol=1e-4, mistakes=mistakes)
 
 
 # -- the whole GPT ----------------------------------------------------------------------------
 
 
-def _gpt2_logits(model: nn.Module, ids: torch.Tensor, positions=True, lifted=False,
-                 final_norm=True) -> torch.Tensor:
-    """The logits (batch, n, V), float64, of Hugging Face's GPT-2 holding ``model``'s weights:
-    its positions P (none without ``positions``), the token rows lifted by √d with
-    ``lifted``, no final norm unless ``final_norm``."""
-    table = model.position_embedding.weight
-    twin = gpt2_holding(model, table if positions else torch.zeros_like(table))
-    if not final_norm:
-        twin.transformer.ln_f = nn.Identity()
-    ids = torch.as_tensor(ids).long().cpu()
-    with torch.no_grad():
-        if lifted:
-            rows = twin.transformer.wte(ids) * model.config.d_model ** 0.5
-            return twin(inputs_embeds=rows).logits
-        return twin(input_ids=ids).logits
-
-
 @checked_plainly
 def check_gpt_logits(actual, ids, model: nn.Module, run_block, name="gpt_logits") -> None:
     """Fail unless ``actual`` are the logits of ``model`` (a learned-positions ``TinyGPT``) on
-    ``ids`` (run_block: the test's blocks): Hugging Face's GPT-2 holding its weights."""
+    ``ids``, its blocks run by ``run_block`` (the test's, unlike the blocks as they are):
+    Hugging Face's GPT-2 holding its weights."""
     if getattr(getattr(model, "config", None), "positions", None) != "learned":
         raise ValueError("model must be a TinyGPT with learned positions")
     mistakes = {
-        BLOCK_MISTAKES["gpt_scaled"]: _gpt2_logits(model, ids, lifted=True),
-        BLOCK_MISTAKES["gpt_no_positions"]: _gpt2_logits(model, ids, positions=False),
-        BLOCK_MISTAKES["gpt_no_final_norm"]: _gpt2_logits(model, ids, final_norm=False),
+        BLOCK_MISTAKES["gpt_own_blocks"]: _gpt2_logits(model, ids),
+        BLOCK_MISTAKES["gpt_scaled"]: _gpt2_logits(model, ids, run_block, lifted=True),
+        BLOCK_MISTAKES["gpt_no_positions"]: _gpt2_logits(model, ids, run_block, positions=False),
+        BLOCK_MISTAKES["gpt_no_final_norm"]: _gpt2_logits(model, ids, run_block, final_norm=False),
     }
-    check_close(actual, _gpt2_logits(model, ids), name, atol=1e-4, mistakes=mistakes)
+    check_close(actual, _gpt2_logits(model, ids, run_block), name, atol=1e-4, mistakes=mistakes)
 
 
 # -- the sampler -----------------------------------------------------------------------------

@@ -43,7 +43,7 @@ EXERCISES = (
                                                      "layer's output projection (out_proj)",
                                  # the course's rotation marks its table constant
                                  torch_ops=ELEMENTARY | {"linear", "requires_grad.__set__"}),
-             twins=MULTI_HEAD_TWINS + ("notebook.pytorch_attention",
+             twins=MULTI_HEAD_TWINS + ("notebook.window_attention",
                                        "course_utils.checks.masked_attention._rotary_layer"),
              torch_twins=ATTENTION),
     # the given block's parts arranged around the attention the test hands it (a right one:
@@ -75,7 +75,7 @@ EXERCISES = (
                                      "given",
                  modules=DEFAULT.modules + MODEL_MODULES, torch_ops=ELEMENTARY | MODEL_OPS),
              twins=("course_utils.models.library_gpt.gpt2_holding",
-                    "course_utils.checks.transformer_blocks._gpt2_logits")),
+                    "course_utils.models.library_gpt.gpt2_logits")),
     # one draw per row from the law exercise 7's requirements set, by any exact sampler (PyTorch's
     # categorical laws too): the draws are compared as samples of one law
     Exercise("sample_next", NOTEBOOK, points=2, check="check_sample_next",

@@ -9,15 +9,30 @@ is Hugging Face's, not the course's.
 Transformers is imported only when a check needs it: importing it takes seconds.
 """
 
+import copy
+
 import torch
 from torch import nn
 
-__all__ = ["gpt2_holding"]
+__all__ = ["gpt2_holding", "gpt2_logits"]
 
 
-def gpt2_holding(model: nn.Module, table: torch.Tensor) -> nn.Module:
+class _Handed(nn.Module):
+    """In a GPT-2 block's place: ``run_block(h, block)`` on one of a course model's blocks."""
+
+    def __init__(self, run_block, block: nn.Module):
+        super().__init__()
+        self.run_block, self.block = run_block, block
+
+    def forward(self, hidden_states, *args, **kwargs):
+        return self.run_block(hidden_states, self.block)
+
+
+def gpt2_holding(model: nn.Module, table: torch.Tensor, run_block=None) -> nn.Module:
     """GPT-2 holding ``model``'s weights and ``table`` (block_size, d) as its position rows,
-    in eval mode, float64, on the CPU; call it as Hugging Face's model."""
+    in eval mode, float64, on the CPU; call it as Hugging Face's model. With ``run_block``,
+    each of its blocks is ``run_block(h, block)`` on a float64 copy of the model's block
+    instead: GPT-2's embeddings, final norm and tied output layer around them."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     c = model.config
@@ -45,4 +60,25 @@ def gpt2_holding(model: nn.Module, table: torch.Tensor) -> nn.Module:
             theirs.ln_1.load_state_dict(ours.norm1.state_dict())
             theirs.ln_2.load_state_dict(ours.norm2.state_dict())
         held.ln_f.load_state_dict(model.norm.state_dict())
+    if run_block is not None:
+        blocks = copy.deepcopy(model.blocks).double().cpu()
+        held.h = nn.ModuleList(_Handed(run_block, block) for block in blocks)
     return twin
+
+
+def gpt2_logits(model: nn.Module, ids: torch.Tensor, run_block=None, positions=True,
+                 lifted=False, final_norm=True) -> torch.Tensor:
+    """The logits (batch, n, V), float64, of Hugging Face's GPT-2 holding ``model``'s weights,
+    its blocks run by ``run_block`` (GPT-2's own without it): its positions P (none without
+    ``positions``), the token rows lifted by √d with ``lifted``, no final norm unless
+    ``final_norm``."""
+    table = model.position_embedding.weight
+    twin = gpt2_holding(model, table if positions else torch.zeros_like(table), run_block)
+    if not final_norm:
+        twin.transformer.ln_f = nn.Identity()
+    ids = torch.as_tensor(ids).long().cpu()
+    with torch.no_grad():
+        if lifted:
+            rows = twin.transformer.wte(ids) * model.config.d_model ** 0.5
+            return twin(inputs_embeds=rows).logits
+        return twin(input_ids=ids).logits

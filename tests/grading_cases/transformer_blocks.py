@@ -188,6 +188,15 @@ def transformer_block(x, block, attention, causal=False):
     "one_norm_twice": {
         "transformer_block": block_with().replace("block.norm2", "block.norm1"),
     },
+    # right but for the attention: the block's own layer, not the one it is handed
+    "ignores_the_attention": {
+        "transformer_block": block_with().replace("attention(h, block.self_attn, causal)",
+                                                  "block.self_attn(h, causal=causal)[0]"),
+    },
+    # right but for the blocks: each run as it is, not by the run_block it is handed
+    "runs_the_blocks_itself": {
+        "gpt_logits": gpt_with().replace("run_block(h, block)", "block(h, causal=True)"),
+    },
 }
 
 # --- correct alternatives: full marks on every test cell --------------------------------

@@ -343,6 +343,24 @@ def test_a_block_that_ignores_the_causal_flag_is_named_both_ways():
         checks.check_transformer_block(by_hand(b, XB, True), XB, b, attention, False)
 
 
+
+def test_a_block_that_runs_its_own_attention_instead_of_the_one_handed_is_named():
+    """The tests hand an attention unlike the block's own layer (here each token sees only its
+    neighbours): the block around it passes, the block around its own layer is named."""
+    near = (torch.arange(5)[:, None] - torch.arange(5)).abs() <= 1
+
+    def windowed(h, self_attn, causal=False):
+        return self_attn(h, mask=near, causal=causal)[0]
+
+    b = block(True, "gelu")
+    with torch.no_grad():
+        h = XB + windowed(b.norm1(XB), b.self_attn, True)
+        right = h + b.linear2(b.activation(b.linear1(b.norm2(h))))
+    checks.check_transformer_block(right, XB, b, windowed, True)
+    with raises("own_attention"):
+        checks.check_transformer_block(by_hand(b, XB, True), XB, b, windowed, True)
+
+
 # -- is_causal ---------------------------------------------------------------------------------
 
 
@@ -399,6 +417,31 @@ def test_the_gpt_check_passes_the_learned_positions_assembly_and_names_three_mis
                              ("gpt_no_final_norm", logits(final_norm=False))):
             with raises(key):
                 checks.check_gpt_logits(mistake, ids, model, None)
+
+
+def test_the_gpt_check_runs_the_blocks_by_the_run_block_it_is_handed():
+    from course_utils.models.gpt import GPTConfig, TinyGPT
+
+    torch.manual_seed(1)
+    model = TinyGPT(GPTConfig(20, block_size=6, d_model=8, n_layers=2, n_heads=2,
+                              dim_feedforward=16, positions="learned")).eval()
+    ids = torch.randint(20, (2, 5))
+
+    def twice(h, block):                              # each block run twice, its weights shared
+        return block(block(h, causal=True), causal=True)
+
+    def logits(run_block):
+        E, P = model.token_embedding.weight, model.position_embedding.weight
+        h = E[ids] + P[:5]
+        for block in model.blocks:
+            h = run_block(h, block)
+        return model.norm(h) @ E.T
+
+    with torch.no_grad():
+        checks.check_gpt_logits(logits(twice), ids, model, twice)
+        with raises("gpt_own_blocks"):
+            checks.check_gpt_logits(logits(lambda h, block: block(h, causal=True)), ids, model,
+                                    twice)
 
 
 def test_the_gpt_check_wants_the_learned_positions_model():
