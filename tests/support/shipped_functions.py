@@ -67,6 +67,9 @@ ARGUMENTS: dict[str, dict | tuple] = {
     "course_utils.models.transformer.TransformerBlock": _BLOCK,
     "course_utils.models.transformer.DecoderBlock": _BLOCK,
     "course_utils.models.gpt.TinyGPT": {"config": _TINY_GPT},
+    # a pass-through: its forward is the runner it holds, called on the block it holds
+    "course_utils.models.library_gpt._Handed": {"run_block": made_by("torch.nn.Identity"),
+                                                "block": made_by("torch.nn.Identity")},
     "course_utils.models.tiny_world.WordTokenizer": {"text": "the cat sat on the mat"},
     "course_utils.student.OwnNumbers": {"purpose": "probe", "student": None},
     "course_utils.words.word_eval.WordVectors": {
