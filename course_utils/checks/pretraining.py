@@ -39,6 +39,9 @@ from .guards import checked_plainly
 __all__ = ["PRETRAINING_MISTAKES", "check_bert_parameters", "check_best_span",
            "check_encoder_logits", "check_masked_lm_loss", "check_own_position_loss"]
 
+_SHORT_IN_LAYERS = "your count is short by a part every layer holds, and only the layers"
+_SHORT_EVERYWHERE = "your count is short by a part every layer holds, and the embeddings too"
+_SHORT_IN_EMBEDDINGS = "your count is short in the embeddings only, by a multiple of d"
 PRETRAINING_MISTAKES = {
     "not_a_loss": "the loss is one number (a tensor with one entry, or a float)",
     "all_positions": "your loss changes when the logits change at positions whose scores "
@@ -73,15 +76,11 @@ PRETRAINING_MISTAKES = {
     "encoder_lifted_positions": "on windows of one word, where no mask matters, your scores "
     "are those of Hugging Face's GPT-2 holding the same weights with the lift on the "
     "positions' table: look at what enters the first block",
-    "no_biases": "your count is short by a part every layer holds, and only the layers",
-    "no_layer_norms": "your count is short by a part every layer holds, and the embeddings too",
-    "layer_norm_once": "your count is short by a part every layer holds, and the embeddings "
-    "too",
-    "no_positions": "your count is short in the embeddings only, by a multiple of d",
-    "no_types": "your count is short in the embeddings only, by a multiple of d",
-    "ff_once": "your count is short by a part every layer holds, and only the layers",
-    "no_output_projection": "your count is short by a part every layer holds, and only the "
-    "layers",
+    # a count's slips are told by where the count is short, never by the part forgotten
+    "no_biases": _SHORT_IN_LAYERS, "ff_once": _SHORT_IN_LAYERS,
+    "no_output_projection": _SHORT_IN_LAYERS,
+    "no_layer_norms": _SHORT_EVERYWHERE, "layer_norm_once": _SHORT_EVERYWHERE,
+    "no_positions": _SHORT_IN_EMBEDDINGS, "no_types": _SHORT_IN_EMBEDDINGS,
     "pooler": "your count is over by a part that is neither in the embeddings nor in every "
     "layer: look at what the exercise leaves out",
     "one_layer": "your count is that of an encoder with one layer",
